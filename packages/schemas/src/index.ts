@@ -1,0 +1,3 @@
+export * from './client-features.js';
+export * from './context.js';
+export * from './error.js';
