@@ -1,7 +1,7 @@
 // Runs every *.test.ts of the workspace with Node's own test runner.
 // Node 20 has no glob support for `--test`, so the files are listed here.
 import { spawnSync } from 'node:child_process';
-import { readdirSync, statSync } from 'node:fs';
+import { existsSync, readdirSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 
 const roots = ['packages', 'test'];
@@ -18,6 +18,7 @@ function collect(dir, out) {
 }
 
 const files = roots
+  .filter((root) => existsSync(root))
   .flatMap((root) => collect(root, []))
   .filter((file) => !filter || file.includes(filter))
   .sort();
