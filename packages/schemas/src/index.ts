@@ -1,3 +1,5 @@
 export * from './client-features.js';
 export * from './context.js';
 export * from './error.js';
+export * from './metrics.js';
+export * from './register.js';

@@ -1,0 +1,27 @@
+import type { FromSchema } from 'json-schema-to-ts';
+
+/**
+ * `POST /api/client/register`: an SDK instance announcing itself. Only `appName` is required;
+ * unknown fields pass, because SDKs and proxies add fields over time.
+ */
+export const clientRegisterSchema = {
+  type: 'object',
+  required: ['appName'],
+  properties: {
+    appName: { type: 'string', minLength: 1, maxLength: 255 },
+    instanceId: { type: ['string', 'null'], maxLength: 255 },
+    environment: { type: 'string', maxLength: 255 },
+    sdkVersion: { type: ['string', 'null'], maxLength: 255 },
+    strategies: { type: 'array', items: { type: 'string' }, maxItems: 1000 },
+    started: { type: ['string', 'number'], format: 'date-time' },
+    interval: { type: 'number', minimum: 0 },
+    platformName: { type: 'string' },
+    platformVersion: { type: 'string' },
+    yggdrasilVersion: { type: ['string', 'null'] },
+    specVersion: { type: 'string' },
+    sdkFlavor: { type: 'string', maxLength: 256 },
+    sdkFlavorVersion: { type: 'string', maxLength: 32 },
+  },
+} as const;
+
+export type ClientRegister = FromSchema<typeof clientRegisterSchema>;
