@@ -1,1 +1,4 @@
+export { applyDelta, type DeltaEvent } from './delta.js';
+export { murmur3 } from './hash/murmur3.js';
+export { compile } from './snapshot.js';
 export * from './types.js';

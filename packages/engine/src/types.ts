@@ -1,4 +1,4 @@
-import type { Context } from '@flags/schemas';
+import type { ClientFeatures, Context } from '@flags/schemas';
 
 /** Why a flag evaluated as it did; OpenFeature's words, so OFREP maps them 1:1. */
 export const Reasons = {
@@ -53,6 +53,24 @@ export interface CompileOptions {
   readonly onWarning?: (warning: EngineWarning) => void;
   /** Source of randomness for `random` stickiness and `gradualRolloutRandom`; defaults to Math.random. */
   readonly random?: () => number;
+  /**
+   * This process's host name, for the `applicationHostname` strategy (the engine does no IO, so
+   * the caller passes e.g. `process.env.HOSTNAME ?? os.hostname()`). Without it that strategy is off.
+   */
+  readonly hostname?: string;
+}
+
+/** A compiled, immutable payload: compile once per upstream change, evaluate many times. */
+export interface Snapshot {
+  /** The payload this snapshot was compiled from (segments included), untouched. */
+  readonly payload: ClientFeatures;
+  /** Flag names in payload order. */
+  readonly names: readonly string[];
+  has(name: string): boolean;
+  /** One flag; `undefined` when the snapshot has no flag of that name. Never throws. */
+  evaluate(name: string, context: Context): Evaluation | undefined;
+  /** Every flag, in payload order. Never throws. */
+  evaluateAll(context: Context): Evaluation[];
 }
 
 export type { Context };

@@ -1,0 +1,119 @@
+import type { Predicate } from '../operators/operator.js';
+import type { FlagResults } from '../results.js';
+import { BUILT_IN_STRATEGIES } from '../strategies/index.js';
+import {
+  ALWAYS,
+  NEVER,
+  type Parameters,
+  type StrategyEnvironment,
+} from '../strategies/strategy.js';
+import type { CustomStrategy, Evaluation } from '../types.js';
+import { describe } from '../warnings.js';
+import { allOf, compileConstraints } from './constraint.js';
+import { compileVariants, type VariantPicker } from './variant.js';
+
+export interface CompiledStrategy {
+  /** Constraints, segments and the strategy's own test. */
+  readonly test: Predicate;
+  /** The answer when it matches and no variant applies (STATIC or TARGETING_MATCH). */
+  readonly result: Evaluation;
+  readonly variants: VariantPicker | undefined;
+}
+
+export interface FlagEnvironment extends StrategyEnvironment {
+  readonly results: FlagResults;
+  readonly segments: ReadonlyMap<number, Predicate>;
+  readonly custom: ReadonlyMap<string, CustomStrategy>;
+  /** Set once a custom strategy of this flag has thrown, so it is reported once per flag. */
+  customFailed: boolean;
+}
+
+function customTest(
+  strategy: CustomStrategy,
+  parameters: Parameters,
+  environment: FlagEnvironment,
+): Predicate {
+  const frozen = Object.freeze({ ...parameters });
+  return (context) => {
+    try {
+      return Boolean(strategy.isEnabled(frozen, context as Record<string, unknown>));
+    } catch (error) {
+      if (!environment.customFailed) {
+        environment.customFailed = true;
+        environment.reporter.warn(
+          `custom strategy "${strategy.name}" threw: ${(error as Error)?.message ?? error}`,
+        );
+      }
+      return false;
+    }
+  };
+}
+
+function segmentTests(raw: unknown, environment: FlagEnvironment): Predicate[] {
+  if (raw === undefined || raw === null) return [];
+  if (!Array.isArray(raw)) {
+    environment.reporter.warn(`strategy "segments" is ${describe(raw)}, not a list`);
+    return [NEVER];
+  }
+  return raw.map((id) => {
+    const segment = environment.segments.get(id as number);
+    if (segment !== undefined) return segment;
+    environment.reporter.warn(`strategy references unknown segment ${describe(id)}`);
+    return NEVER;
+  });
+}
+
+function groupPrefixOf(parameters: Parameters, featureName: string): string {
+  const groupId = parameters.groupId;
+  return `${groupId === undefined || groupId === null || groupId === '' ? featureName : String(groupId)}:`;
+}
+
+/** One activation strategy; undefined when it is switched off (`disabled: true`). */
+export function compileStrategy(
+  raw: unknown,
+  environment: FlagEnvironment,
+): CompiledStrategy | undefined {
+  if (typeof raw !== 'object' || raw === null) {
+    environment.reporter.warn(`strategy is ${describe(raw)}`);
+    return { test: NEVER, result: environment.results.disabled, variants: undefined };
+  }
+  const strategy = raw as Record<string, unknown>;
+  if (strategy.disabled === true) return undefined;
+  const name = strategy.name;
+  const parameters: Parameters =
+    typeof strategy.parameters === 'object' && strategy.parameters !== null
+      ? (strategy.parameters as Parameters)
+      : {};
+  const local: StrategyEnvironment = {
+    ...environment,
+    groupPrefix: groupPrefixOf(parameters, environment.featureName),
+  };
+  const custom = typeof name === 'string' ? environment.custom.get(name) : undefined;
+  const builtIn = typeof name === 'string' ? BUILT_IN_STRATEGIES.get(name) : undefined;
+  let own: Predicate;
+  if (custom !== undefined) own = customTest(custom, parameters, environment);
+  else if (builtIn !== undefined) own = builtIn(parameters, local);
+  else {
+    environment.reporter.warn(`unknown strategy ${describe(name)}: it never matches`);
+    own = NEVER;
+  }
+  const tests = [
+    ...compileConstraints(strategy.constraints, environment.reporter, `strategy ${describe(name)}`),
+    ...segmentTests(strategy.segments, environment),
+  ];
+  const stickiness = parameters.stickiness;
+  return {
+    test: allOf(tests, own),
+    result:
+      own === ALWAYS && tests.length === 0
+        ? environment.results.static
+        : environment.results.targeted,
+    variants: compileVariants(strategy.variants, {
+      groupPrefix: local.groupPrefix,
+      fallbackStickiness: typeof stickiness === 'string' ? stickiness : undefined,
+      random: environment.random,
+      results: environment.results,
+      reporter: environment.reporter,
+    }),
+  };
+}

@@ -1,0 +1,16 @@
+import { contextTimeMs } from '../context.js';
+import { type OperatorBuilder, singleValue } from './operator.js';
+import { orderTest } from './order.js';
+
+/** DATE_AFTER / DATE_BEFORE compare the context's currentTime (or now) with a date parsed once. */
+export const dateCompare: OperatorBuilder = (spec, _read, reporter) => {
+  const text = singleValue(spec, reporter);
+  if (text === undefined) return undefined;
+  const targetMs = Date.parse(text);
+  if (Number.isNaN(targetMs)) {
+    reporter.warn(`${spec.operator} constraint: "${text}" is not a date`);
+    return undefined;
+  }
+  const test = orderTest(spec.operator);
+  return (context) => test(contextTimeMs(context) - targetMs);
+};

@@ -1,0 +1,16 @@
+import type { OperatorBuilder } from './operator.js';
+
+/** IN / NOT_IN: exact, case-sensitive membership in a Set built once. A missing field is "not in". */
+export const membership: OperatorBuilder = (spec, read) => {
+  const values = new Set(spec.values);
+  if (spec.operator === 'IN') {
+    return (context) => {
+      const value = read(context);
+      return value !== undefined && values.has(value);
+    };
+  }
+  return (context) => {
+    const value = read(context);
+    return value === undefined || !values.has(value);
+  };
+};

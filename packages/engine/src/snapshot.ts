@@ -1,0 +1,97 @@
+import type { ClientFeatures } from '@flags/schemas';
+import { linkDependencies } from './compile/dependency.js';
+import { type CompiledFlag, compileFeature, type SharedEnvironment } from './compile/feature.js';
+import { compileSegments } from './compile/segment.js';
+import type { FlagResults } from './results.js';
+import type { CompileOptions, Context, CustomStrategy, Evaluation, Snapshot } from './types.js';
+
+interface Entry {
+  readonly results: FlagResults;
+  readonly evaluate: (context: Context) => Evaluation;
+}
+
+class CompiledSnapshot implements Snapshot {
+  readonly names: readonly string[];
+  private readonly entries: readonly Entry[];
+  private readonly byName: ReadonlyMap<string, Entry>;
+
+  constructor(
+    readonly payload: ClientFeatures,
+    entries: readonly Entry[],
+  ) {
+    this.entries = entries;
+    this.names = Object.freeze(entries.map((entry) => entry.results.name));
+    this.byName = new Map(entries.map((entry) => [entry.results.name, entry]));
+  }
+
+  has(name: string): boolean {
+    return this.byName.has(name);
+  }
+
+  evaluate(name: string, context: Context): Evaluation | undefined {
+    const entry = this.byName.get(name);
+    return entry === undefined ? undefined : run(entry, context);
+  }
+
+  evaluateAll(context: Context): Evaluation[] {
+    const entries = this.entries;
+    const out = new Array<Evaluation>(entries.length);
+    for (let i = 0; i < entries.length; i++) out[i] = run(entries[i]!, context);
+    return out;
+  }
+}
+
+/** Evaluation never throws: an odd context (or a bug) yields the flag's ERROR answer. */
+function run(entry: Entry, context: Context): Evaluation {
+  try {
+    return entry.evaluate(context);
+  } catch {
+    return entry.results.error;
+  }
+}
+
+function customStrategies(options: CompileOptions): Map<string, CustomStrategy> {
+  const custom = new Map<string, CustomStrategy>();
+  for (const strategy of options.strategies ?? []) {
+    if (typeof strategy?.name !== 'string' || typeof strategy.isEnabled !== 'function') {
+      options.onWarning?.({ message: 'custom strategy without a name or isEnabled() is ignored' });
+      continue;
+    }
+    custom.set(strategy.name, strategy);
+  }
+  return custom;
+}
+
+/**
+ * Compiles a client-features payload into an immutable snapshot. Odd data never throws: each
+ * problem is reported once through `options.onWarning` and the affected part does not match.
+ */
+export function compile(payload: ClientFeatures, options: CompileOptions = {}): Snapshot {
+  const shared: SharedEnvironment = {
+    segments: compileSegments(payload?.segments, options.onWarning),
+    custom: customStrategies(options),
+    random: options.random ?? Math.random,
+    hostname: options.hostname,
+    onWarning: options.onWarning,
+  };
+  const rawFeatures: unknown = payload?.features;
+  if (!Array.isArray(rawFeatures)) options.onWarning?.({ message: '"features" is not a list' });
+  const flags = new Map<string, CompiledFlag>();
+  for (const raw of Array.isArray(rawFeatures) ? rawFeatures : []) {
+    const flag = compileFeature(raw, shared);
+    if (flag === undefined) continue;
+    if (flags.has(flag.name)) {
+      options.onWarning?.({
+        flag: flag.name,
+        message: 'duplicate flag name: the first one is used',
+      });
+      continue;
+    }
+    flags.set(flag.name, flag);
+  }
+  const entries: Entry[] = [];
+  for (const flag of flags.values()) {
+    entries.push({ results: flag.results, evaluate: linkDependencies(flag, flags, shared) });
+  }
+  return new CompiledSnapshot(payload, entries);
+}

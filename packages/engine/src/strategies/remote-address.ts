@@ -1,0 +1,21 @@
+import { addressInRanges, type IpRange, parseIpRange } from '../parse/ip.js';
+import { listParameter, type StrategyBuilder } from './strategy.js';
+
+/**
+ * `remoteAddress`: the context address equals one of `IPs`, or lies in one of its IPv4 ranges
+ * (the SDKs treat only IPv4 entries as ranges; other entries match as exact text).
+ */
+export const remoteAddress: StrategyBuilder = (parameters) => {
+  const exact = new Set<string>();
+  const ranges: IpRange[] = [];
+  for (const entry of listParameter(parameters, 'IPs')) {
+    exact.add(entry);
+    const range = parseIpRange(entry);
+    if (range !== undefined && !range.v6) ranges.push(range);
+  }
+  return (context) => {
+    const address = context.remoteAddress;
+    if (address === undefined) return false;
+    return exact.has(address) || addressInRanges(address, ranges);
+  };
+};
