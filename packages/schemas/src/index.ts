@@ -1,5 +1,6 @@
 export * from './client-features.js';
 export * from './context.js';
 export * from './error.js';
+export * from './import-export.js';
 export * from './metrics.js';
 export * from './register.js';

@@ -1,0 +1,120 @@
+import { createRequire } from 'node:module';
+import Fastify, {
+  type FastifyBaseLogger,
+  type FastifyInstance,
+  type FastifyServerOptions,
+} from 'fastify';
+import { tokenGuard } from './auth/token-guard.js';
+import { maskToken, parseClientTokenScope } from './config/load.js';
+import type { ServerConfig } from './config/options.js';
+import type { Database } from './db/database.js';
+import { migrate } from './db/migrate.js';
+import { registerErrorHandling } from './errors.js';
+import { adminRoutes } from './features/admin/routes.js';
+import { apiTokenRoutes } from './features/api-tokens/routes.js';
+import { TokenStore } from './features/api-tokens/token-store.js';
+import { ClientFeaturesCache } from './features/client-api/client-features-cache.js';
+import { clientFeaturesRoutes } from './features/client-api/routes.js';
+import { ImportService } from './features/import/import-service.js';
+import { featuresBatchRoutes } from './features/import/routes.js';
+import { clientMetricsRoutes } from './features/metrics/routes.js';
+import { RevisionTracker } from './revision.js';
+
+const { version } = createRequire(import.meta.url)('../package.json') as { version: string };
+
+export interface AppDeps {
+  /** The storage; the caller opens and closes it. */
+  db: Database;
+  /** A pino logger instance, or `false` for none. Default: Fastify's pino at `config.logLevel`. */
+  logger?: FastifyBaseLogger | false;
+  /** Clock (token expiry). */
+  now?: () => Date;
+}
+
+/** The logger options of `main`: JSON lines or pino-pretty; tokens never logged. */
+export function loggerOptions(config: ServerConfig): FastifyServerOptions['logger'] {
+  return {
+    level: config.logLevel,
+    redact: ['req.headers.authorization'],
+    ...(config.jsonLogger ? {} : { transport: { target: 'pino-pretty' } }),
+  };
+}
+
+/**
+ * Builds flags-server: migrates the database, creates the configured tokens and registers every
+ * route. Never listens (see `main.ts`).
+ */
+export async function buildApp(config: ServerConfig, deps: AppDeps): Promise<FastifyInstance> {
+  const { db } = deps;
+  const now = deps.now ?? (() => new Date());
+  const app = Fastify({
+    ...(deps.logger === undefined
+      ? { logger: loggerOptions(config) }
+      : deps.logger === false
+        ? { logger: false }
+        : { loggerInstance: deps.logger }),
+    bodyLimit: config.bodyLimitBytes,
+    ajv: { customOptions: { allowUnionTypes: true } },
+  }) as unknown as FastifyInstance;
+  app.decorateRequest('apiToken', null as never);
+  registerErrorHandling(app);
+
+  const applied = await migrate(db);
+  if (applied.length > 0) app.log.info({ migrations: applied }, 'database migrated');
+
+  const revisions = new RevisionTracker(db, config.revisionCheckMs);
+  const tokens = new TokenStore(db, revisions, now);
+  await db.transaction(async (tx) => {
+    for (const secret of config.adminTokens) {
+      await tokens.insert(
+        {
+          secret,
+          tokenName: 'admin (configured)',
+          type: 'admin',
+          environment: null,
+          projects: ['*'],
+          expiresAt: null,
+        },
+        tx,
+      );
+    }
+    for (const secret of config.clientTokens) {
+      const scope = parseClientTokenScope(secret)!;
+      const stored = await tokens.insert(
+        {
+          secret,
+          tokenName: 'client (configured)',
+          type: 'client',
+          environment: scope.environment,
+          projects: [scope.project],
+          expiresAt: null,
+        },
+        tx,
+      );
+      if (stored)
+        app.log.info({ token: maskToken(secret) }, 'client token created from configuration');
+    }
+  });
+  tokens.changed();
+
+  const adminOnly = tokenGuard(tokens, 'admin');
+  const clientOnly = tokenGuard(tokens, 'client');
+
+  app.get('/health', async function healthGet() {
+    return { health: 'GOOD' };
+  });
+  clientFeaturesRoutes(app, new ClientFeaturesCache(db, revisions), clientOnly);
+  clientMetricsRoutes(app, db, clientOnly, version);
+  apiTokenRoutes(app, db, tokens, adminOnly);
+  featuresBatchRoutes(
+    app,
+    db,
+    new ImportService(db, revisions),
+    adminOnly,
+    config.importBodyLimitBytes,
+  );
+  adminRoutes(app, db, revisions, adminOnly);
+
+  await app.ready();
+  return app;
+}

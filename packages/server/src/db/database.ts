@@ -1,0 +1,106 @@
+import { PGlite } from '@electric-sql/pglite';
+import pg from 'pg';
+
+/** Anything that runs SQL: the database itself or an open transaction. */
+export interface Queryable {
+  /** One statement with `$1…` parameters. Pass jsonb values as JSON strings. */
+  query<Row = Record<string, unknown>>(sql: string, params?: readonly unknown[]): Promise<Row[]>;
+  /** Several statements without parameters (migrations). */
+  exec(sql: string): Promise<void>;
+}
+
+/**
+ * The one storage interface of flags-server: the same SQL runs on PostgreSQL (`pg` pool)
+ * and on embedded PGlite, so every query is written once.
+ */
+export interface Database extends Queryable {
+  readonly kind: 'postgres' | 'pglite';
+  /** Runs `fn` in one transaction: commit when it resolves, roll back when it throws. */
+  transaction<T>(fn: (tx: Queryable) => Promise<T>): Promise<T>;
+  close(): Promise<void>;
+}
+
+export interface PostgresOptions {
+  /** Schema used as `search_path` (tests isolate themselves this way). */
+  schema?: string;
+  maxConnections?: number;
+}
+
+// pg returns int8 and numeric as strings; every count the server reads is cast to int in SQL.
+export function openPostgres(url: string, options: PostgresOptions = {}): Database {
+  const pool = new pg.Pool({
+    connectionString: url,
+    max: options.maxConnections ?? 10,
+    ...(options.schema ? { options: `-c search_path=${options.schema}` } : {}),
+  });
+  // An idle client losing its connection must not crash the process; the next query reconnects.
+  pool.on('error', () => {});
+  const wrap = (client: pg.Pool | pg.PoolClient): Queryable => ({
+    async query<Row>(sql: string, params?: readonly unknown[]) {
+      const result = await client.query(sql, params as unknown[] | undefined);
+      return result.rows as Row[];
+    },
+    async exec(sql: string) {
+      await client.query(sql);
+    },
+  });
+  // One connection runs one query at a time: queue the transaction's queries (callers may use
+  // Promise.all on a transaction like on the pool).
+  const serial = (client: pg.PoolClient): Queryable => {
+    const inner = wrap(client);
+    let tail: Promise<unknown> = Promise.resolve();
+    const enqueue = <T>(run: () => Promise<T>): Promise<T> => {
+      const next = tail.then(run, run);
+      tail = next.catch(() => {});
+      return next;
+    };
+    return {
+      query: (sql, params) => enqueue(() => inner.query(sql, params)),
+      exec: (sql) => enqueue(() => inner.exec(sql)),
+    };
+  };
+  const base = wrap(pool);
+  return {
+    kind: 'postgres',
+    query: base.query,
+    exec: base.exec,
+    async transaction(fn) {
+      const client = await pool.connect();
+      try {
+        await client.query('BEGIN');
+        const result = await fn(serial(client));
+        await client.query('COMMIT');
+        return result;
+      } catch (error) {
+        await client.query('ROLLBACK').catch(() => {});
+        throw error;
+      } finally {
+        client.release();
+      }
+    },
+    close: () => pool.end(),
+  };
+}
+
+/** Embedded PostgreSQL (WASM). `dataDir` undefined → in memory. */
+export async function openPglite(dataDir?: string): Promise<Database> {
+  const db = dataDir ? new PGlite(dataDir) : new PGlite();
+  await db.waitReady;
+  const wrap = (client: Pick<PGlite, 'query' | 'exec'>): Queryable => ({
+    async query<Row>(sql: string, params?: readonly unknown[]) {
+      const result = await client.query<Row>(sql, params as unknown[] | undefined);
+      return result.rows;
+    },
+    async exec(sql: string) {
+      await client.exec(sql);
+    },
+  });
+  const base = wrap(db);
+  return {
+    kind: 'pglite',
+    query: base.query,
+    exec: base.exec,
+    transaction: (fn) => db.transaction((tx) => fn(wrap(tx))),
+    close: () => db.close(),
+  };
+}

@@ -1,0 +1,34 @@
+import type { Database } from './database.js';
+import { migrations } from './migrations/index.js';
+
+/** Arbitrary constant naming the advisory lock that serializes migrations across server processes. */
+const MIGRATION_LOCK_KEY = 7_314_221;
+
+/**
+ * Applies the missing migrations in one transaction. The transaction-scoped advisory lock makes
+ * several servers starting on one PostgreSQL wait for each other instead of racing.
+ * Returns the versions applied.
+ */
+export async function migrate(db: Database): Promise<number[]> {
+  return db.transaction(async (tx) => {
+    await tx.query('SELECT pg_advisory_xact_lock($1)', [MIGRATION_LOCK_KEY]);
+    await tx.exec(`CREATE TABLE IF NOT EXISTS schema_migrations (
+      version integer PRIMARY KEY,
+      name text NOT NULL,
+      applied_at timestamptz NOT NULL DEFAULT now()
+    )`);
+    const rows = await tx.query<{ version: number }>('SELECT version FROM schema_migrations');
+    const applied = new Set(rows.map((row) => row.version));
+    const done: number[] = [];
+    for (const migration of migrations) {
+      if (applied.has(migration.version)) continue;
+      await tx.exec(migration.sql);
+      await tx.query('INSERT INTO schema_migrations (version, name) VALUES ($1, $2)', [
+        migration.version,
+        migration.name,
+      ]);
+      done.push(migration.version);
+    }
+    return done;
+  });
+}

@@ -1,0 +1,12 @@
+import { sql as init } from './0001-init.js';
+
+/**
+ * Versioned migrations, applied in order and recorded in `schema_migrations`.
+ * They are TypeScript modules (not .sql files) so the built `dist/` carries them without a copy step.
+ * Never edit a released migration: add the next one.
+ */
+export const migrations: readonly {
+  readonly version: number;
+  readonly name: string;
+  readonly sql: string;
+}[] = [{ version: 1, name: 'init', sql: init }];

@@ -1,0 +1,123 @@
+import type { ErrorBody } from '@flags/schemas';
+import type { FastifyError, FastifyInstance } from 'fastify';
+
+/**
+ * The one catalogue of errors flags-server answers with. Routes throw `new ApiError(code, …)`;
+ * the one error handler below writes `{ name, message, details: [{ message }] }`.
+ */
+export const errorCatalogue = {
+  BAD_DATA: { status: 400, name: 'BadDataError', message: 'The request is invalid.' },
+  INVALID_JSON: {
+    status: 400,
+    name: 'BadDataError',
+    message: 'The request body is not valid JSON.',
+  },
+  IMPORT_REJECTED: {
+    status: 400,
+    name: 'BadDataError',
+    message: 'The import was rejected; nothing was changed.',
+  },
+  UNAUTHORIZED: {
+    status: 401,
+    name: 'AuthenticationRequired',
+    message:
+      'This endpoint requires an API token. Please add an authorization header to your request with a valid token.',
+  },
+  FORBIDDEN: {
+    status: 403,
+    name: 'ForbiddenError',
+    message: 'This token is not allowed to use this endpoint.',
+  },
+  NOT_FOUND: {
+    status: 404,
+    name: 'NotFoundError',
+    message: 'The requested resource was not found.',
+  },
+  NAME_EXISTS: { status: 409, name: 'NameExistsError', message: 'The name is already in use.' },
+  BODY_TOO_LARGE: {
+    status: 413,
+    name: 'ContentTooLargeError',
+    message: 'The request body is larger than this endpoint accepts.',
+  },
+  UNSUPPORTED_MEDIA_TYPE: {
+    status: 415,
+    name: 'ContentTypeError',
+    message: 'The content type is not supported; send application/json.',
+  },
+  INTERNAL: { status: 500, name: 'InternalError', message: 'Something went wrong on the server.' },
+} as const satisfies Record<string, { status: number; name: string; message: string }>;
+
+export type ErrorCode = keyof typeof errorCatalogue;
+
+export class ApiError extends Error {
+  readonly status: number;
+  readonly details: readonly string[];
+  constructor(
+    readonly code: ErrorCode,
+    message?: string,
+    details?: readonly string[],
+  ) {
+    const entry = errorCatalogue[code];
+    super(message ?? entry.message);
+    this.name = entry.name;
+    this.status = entry.status;
+    this.details = details ?? [this.message];
+  }
+}
+
+export function errorBody(error: ApiError): ErrorBody {
+  return {
+    name: error.name,
+    message: error.message,
+    details: error.details.map((message) => ({ message })),
+  };
+}
+
+/** Maps Fastify's own errors (validation, body parsing, limits) into the catalogue. */
+function fromFastifyError(error: FastifyError): ApiError | undefined {
+  if (error.validation) {
+    const details = error.validation.map((issue) => {
+      const where = issue.instancePath
+        ? `${error.validationContext ?? 'body'}${issue.instancePath}`
+        : (error.validationContext ?? 'body');
+      const extra =
+        issue.keyword === 'additionalProperties'
+          ? ` (${String((issue.params as { additionalProperty?: string }).additionalProperty)})`
+          : '';
+      return `${where} ${issue.message ?? 'is invalid'}${extra}`;
+    });
+    return new ApiError('BAD_DATA', `Request validation failed: ${details[0]}`, details);
+  }
+  switch (error.code) {
+    case 'FST_ERR_CTP_BODY_TOO_LARGE':
+      return new ApiError('BODY_TOO_LARGE');
+    case 'FST_ERR_CTP_INVALID_MEDIA_TYPE':
+      return new ApiError('UNSUPPORTED_MEDIA_TYPE');
+    case 'FST_ERR_CTP_EMPTY_JSON_BODY':
+      return new ApiError('INVALID_JSON', 'The request body is empty.');
+    case 'FST_ERR_CTP_INVALID_CONTENT_LENGTH':
+      return new ApiError('BAD_DATA', 'The Content-Length header does not match the body.');
+  }
+  if (error instanceof SyntaxError || error.statusCode === 400) {
+    return new ApiError('INVALID_JSON', `The request body is not valid JSON: ${error.message}`);
+  }
+  if (error.statusCode === 413) return new ApiError('BODY_TOO_LARGE');
+  if (error.statusCode === 415) return new ApiError('UNSUPPORTED_MEDIA_TYPE');
+  return undefined;
+}
+
+export function registerErrorHandling(app: FastifyInstance): void {
+  app.setErrorHandler((error: FastifyError, request, reply) => {
+    const apiError =
+      error instanceof ApiError ? error : (fromFastifyError(error) ?? new ApiError('INTERNAL'));
+    if (apiError.status >= 500) request.log.error({ err: error }, 'request failed');
+    void reply.status(apiError.status).type('application/json').send(errorBody(apiError));
+  });
+  app.setNotFoundHandler((request, reply) => {
+    const error = new ApiError(
+      'NOT_FOUND',
+      `The path you were looking for (${request.url.split('?')[0]}) is not available.`,
+    );
+    void reply.status(404).type('application/json').send(errorBody(error));
+  });
+}

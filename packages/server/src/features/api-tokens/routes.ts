@@ -1,0 +1,135 @@
+import type { JsonSchemaToTsProvider } from '@fastify/type-provider-json-schema-to-ts';
+import type { FastifyInstance, FastifyRequest } from 'fastify';
+import type { Database } from '../../db/database.js';
+import { ApiError } from '../../errors.js';
+import { type ApiToken, newSecret, type TokenStore } from './token-store.js';
+
+const createTokenSchema = {
+  type: 'object',
+  properties: {
+    tokenName: { type: 'string', minLength: 1, maxLength: 100 },
+    username: { type: 'string', minLength: 1, maxLength: 100 },
+    type: { type: 'string', enum: ['client', 'backend', 'admin', 'CLIENT', 'BACKEND', 'ADMIN'] },
+    environment: { type: 'string', minLength: 1 },
+    project: { type: 'string', minLength: 1 },
+    projects: { type: 'array', items: { type: 'string', minLength: 1 }, minItems: 1 },
+    expiresAt: { type: 'string', format: 'date-time' },
+  },
+  required: ['type'],
+} as const;
+
+/** The wire form of a token (Unleash names). */
+export function tokenJson(token: ApiToken) {
+  return {
+    secret: token.secret,
+    tokenName: token.tokenName,
+    type: token.type,
+    environment: token.environment ?? '*',
+    project: token.projects.length === 1 ? token.projects[0] : '[]',
+    projects: token.projects,
+    createdAt: token.createdAt.toISOString(),
+    expiresAt: token.expiresAt ? token.expiresAt.toISOString() : null,
+  };
+}
+
+export function apiTokenRoutes(
+  app: FastifyInstance,
+  db: Database,
+  store: TokenStore,
+  guard: (request: FastifyRequest) => Promise<void>,
+): void {
+  const typed = app.withTypeProvider<JsonSchemaToTsProvider>();
+
+  typed.get('/api/admin/api-tokens', { onRequest: guard }, async function adminListTokens() {
+    return { tokens: (await store.list()).map(tokenJson) };
+  });
+
+  typed.post(
+    '/api/admin/api-tokens',
+    { schema: { body: createTokenSchema }, onRequest: guard },
+    async function adminCreateToken(request, reply) {
+      const body = request.body;
+      const tokenName = body.tokenName ?? body.username;
+      if (!tokenName) throw new ApiError('BAD_DATA', 'tokenName is required.');
+      const type = body.type.toLowerCase() === 'admin' ? 'admin' : 'client';
+      const expiresAt = body.expiresAt ? new Date(body.expiresAt) : null;
+      let token: ApiToken | undefined;
+      if (type === 'admin') {
+        if (
+          (body.environment && body.environment !== '*') ||
+          (body.project && body.project !== '*')
+        ) {
+          throw new ApiError(
+            'BAD_DATA',
+            'An admin token cannot be scoped to a project or environment.',
+          );
+        }
+        token = await db.transaction((tx) =>
+          store.insert(
+            {
+              secret: newSecret(['*'], null),
+              tokenName,
+              type,
+              environment: null,
+              projects: ['*'],
+              expiresAt,
+            },
+            tx,
+          ),
+        );
+      } else {
+        const environment = body.environment ?? 'development';
+        if (environment === '*') {
+          throw new ApiError('BAD_DATA', 'A client token cannot be scoped to all environments.');
+        }
+        const projects = [...new Set(body.projects ?? [body.project ?? '*'])];
+        const wanted = projects.filter((project) => project !== '*');
+        const [environments, known] = await Promise.all([
+          db.query('SELECT 1 FROM environments WHERE name = $1', [environment]),
+          db.query<{ id: string }>(
+            'SELECT id FROM projects WHERE id IN (SELECT jsonb_array_elements_text($1::jsonb))',
+            [JSON.stringify(wanted)],
+          ),
+        ]);
+        if (environments.length === 0) {
+          throw new ApiError('BAD_DATA', `Environment "${environment}" does not exist.`);
+        }
+        const missing = wanted.filter((project) => !known.some((row) => row.id === project));
+        if (missing.length > 0) {
+          throw new ApiError('BAD_DATA', `Projects do not exist: ${missing.join(', ')}.`);
+        }
+        const scope = projects.includes('*') ? ['*'] : projects;
+        token = await db.transaction((tx) =>
+          store.insert(
+            {
+              secret: newSecret(scope, environment),
+              tokenName,
+              type,
+              environment,
+              projects: scope,
+              expiresAt,
+            },
+            tx,
+          ),
+        );
+      }
+      store.changed();
+      if (!token) throw new ApiError('INTERNAL');
+      return reply.status(201).header('location', 'api-tokens').send(tokenJson(token));
+    },
+  );
+
+  typed.delete(
+    '/api/admin/api-tokens/:token',
+    {
+      schema: {
+        params: { type: 'object', required: ['token'], properties: { token: { type: 'string' } } },
+      },
+      onRequest: guard,
+    },
+    async function adminDeleteToken(request, reply) {
+      await store.delete(request.params.token);
+      return reply.status(200).send();
+    },
+  );
+}

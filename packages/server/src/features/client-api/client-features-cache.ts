@@ -1,0 +1,104 @@
+import { createHash } from 'node:crypto';
+import type { Database } from '../../db/database.js';
+import type { RevisionTracker } from '../../revision.js';
+import { type FeatureQuery, readClientConfiguration } from './client-features-store.js';
+
+export interface ServedConfiguration {
+  /** The revision the body was built at. */
+  readonly revision: number;
+  /** Strong ETag (quoted): a hash of the visible configuration, so it changes exactly when that does. */
+  readonly etag: string;
+  /** The serialized response body, built once per visible configuration. */
+  readonly body: Buffer;
+}
+
+/** Bound on cached query variants (filters come from clients, so the key space is open). */
+const MAX_ENTRIES = 500;
+
+const hash = (text: string, length: number) =>
+  createHash('sha256').update(text).digest('base64url').slice(0, length);
+
+/**
+ * Pre-serialized client API bodies keyed by (token scope + filters). An entry is rebuilt when
+ * the configuration revision moves; concurrent requests share one rebuild.
+ */
+export class ClientFeaturesCache {
+  private readonly entries = new Map<string, ServedConfiguration>();
+  private readonly building = new Map<string, Promise<ServedConfiguration>>();
+
+  constructor(
+    private readonly db: Database,
+    private readonly revisions: RevisionTracker,
+  ) {}
+
+  get(query: FeatureQuery): ServedConfiguration | Promise<ServedConfiguration> {
+    const key = cacheKey(query);
+    const revisions = this.revisions.current();
+    if (revisions instanceof Promise)
+      return revisions.then((r) => this.lookup(key, query, r.config));
+    return this.lookup(key, query, revisions.config);
+  }
+
+  private lookup(
+    key: string,
+    query: FeatureQuery,
+    revision: number,
+  ): ServedConfiguration | Promise<ServedConfiguration> {
+    const entry = this.entries.get(key);
+    if (entry && entry.revision === revision) return entry;
+    const inFlight = this.building.get(key);
+    if (inFlight) return inFlight;
+    const build = this.build(key, query, revision, entry).finally(() => this.building.delete(key));
+    this.building.set(key, build);
+    return build;
+  }
+
+  private async build(
+    key: string,
+    query: FeatureQuery,
+    revision: number,
+    previous: ServedConfiguration | undefined,
+  ): Promise<ServedConfiguration> {
+    const configuration = await readClientConfiguration(this.db, query);
+    const echo = queryEcho(query);
+    const content = JSON.stringify([configuration.features, configuration.segments ?? null, echo]);
+    const etag = `"${hash(content, 27)}"`;
+    const queryHash = hash(key, 8);
+    const body = Buffer.from(
+      JSON.stringify({
+        version: 2,
+        features: configuration.features,
+        ...(configuration.segments ? { segments: configuration.segments } : {}),
+        query: echo,
+        meta: { revisionId: revision, etag, queryHash },
+      }),
+    );
+    const served: ServedConfiguration = Object.freeze({ revision, etag, body });
+    if (!previous && this.entries.size >= MAX_ENTRIES) {
+      const oldest = this.entries.keys().next().value;
+      if (oldest !== undefined) this.entries.delete(oldest);
+    }
+    this.entries.set(key, served);
+    return served;
+  }
+}
+
+function cacheKey(query: FeatureQuery): string {
+  return JSON.stringify([
+    query.environment,
+    query.projects ?? null,
+    query.namePrefix ?? null,
+    query.tags ?? null,
+    query.inlineSegmentConstraints,
+  ]);
+}
+
+function queryEcho(query: FeatureQuery): Record<string, unknown> {
+  const echo: Record<string, unknown> = {};
+  if (query.tags) echo.tag = query.tags.map(([type, value]) => [type, value]);
+  if (query.projects) echo.project = query.projects;
+  if (query.namePrefix !== undefined) echo.namePrefix = query.namePrefix;
+  echo.environment = query.environment;
+  echo.inlineSegmentConstraints = query.inlineSegmentConstraints;
+  return echo;
+}

@@ -1,0 +1,175 @@
+import type { ClientFeature, Constraint, Segment, Strategy } from '@flags/schemas';
+import type { Queryable } from '../../db/database.js';
+
+/** What a client API request may see: the token's scope narrowed by the query filters. */
+export interface FeatureQuery {
+  readonly environment: string;
+  /** `undefined` = every project. */
+  readonly projects: readonly string[] | undefined;
+  readonly namePrefix: string | undefined;
+  /** `type:value` pairs; a flag carrying any of them is kept. */
+  readonly tags: readonly (readonly [string, string])[] | undefined;
+  /** Old SDKs (no `Unleash-Client-Spec` ≥ 4.2.0) get segment constraints inlined. */
+  readonly inlineSegmentConstraints: boolean;
+}
+
+interface FeatureRow {
+  name: string;
+  type: string;
+  project: string;
+  stale: boolean;
+  description: string | null;
+  impression_data: boolean;
+  enabled: boolean;
+  variants: ClientFeature['variants'];
+}
+
+interface StrategyRow {
+  feature_name: string;
+  strategy_name: string;
+  parameters: Record<string, unknown>;
+  constraints: Constraint[];
+  variants: Strategy['variants'];
+  segments: number[];
+}
+
+interface DependencyRow {
+  child: string;
+  parent: string;
+  enabled: boolean;
+  variants: string[];
+}
+
+interface SegmentRow {
+  id: number;
+  name: string;
+  constraints: Constraint[];
+}
+
+export interface ClientConfiguration {
+  features: ClientFeature[];
+  /** Present when segments are sent by reference. */
+  segments: Segment[] | undefined;
+}
+
+const stringParameters = (parameters: Record<string, unknown>): Record<string, string> => {
+  const out: Record<string, string> = {};
+  for (const key of Object.keys(parameters)) out[key] = String(parameters[key]);
+  return out;
+};
+
+/**
+ * Reads the configuration one client API query can see, in the client API shape
+ * (`GET /api/client/features`): non-archived flags ordered by name, their enabled strategies in
+ * `sortOrder`, variants of the environment, dependencies, and the segments the strategies use.
+ */
+export async function readClientConfiguration(
+  db: Queryable,
+  query: FeatureQuery,
+): Promise<ClientConfiguration> {
+  const tagKeys = query.tags?.map(([type, value]) => `${type}:${value}`);
+  const features = await db.query<FeatureRow>(
+    `SELECT f.name, f.type, f.project, f.stale, f.description, f.impression_data,
+            COALESCE(fe.enabled, false) AS enabled, COALESCE(fe.variants, '[]'::jsonb) AS variants
+       FROM features f
+       LEFT JOIN feature_environments fe ON fe.feature_name = f.name AND fe.environment = $1
+      WHERE f.archived_at IS NULL
+        AND ($2::jsonb IS NULL OR f.project IN (SELECT jsonb_array_elements_text($2::jsonb)))
+        AND ($3::text IS NULL OR left(f.name, length($3::text)) = $3::text)
+        AND ($4::jsonb IS NULL OR EXISTS (
+              SELECT 1 FROM feature_tags t
+               WHERE t.feature_name = f.name
+                 AND t.tag_type || ':' || t.tag_value IN (SELECT jsonb_array_elements_text($4::jsonb))))
+      ORDER BY f.name`,
+    [
+      query.environment,
+      query.projects ? JSON.stringify(query.projects) : null,
+      query.namePrefix ?? null,
+      tagKeys ? JSON.stringify(tagKeys) : null,
+    ],
+  );
+  if (features.length === 0) {
+    return { features: [], segments: query.inlineSegmentConstraints ? undefined : [] };
+  }
+  const names = JSON.stringify(features.map((feature) => feature.name));
+  const [strategies, dependencies] = await Promise.all([
+    db.query<StrategyRow>(
+      `SELECT feature_name, strategy_name, parameters, constraints, variants, segments
+         FROM feature_strategies
+        WHERE environment = $1 AND NOT disabled
+          AND feature_name IN (SELECT jsonb_array_elements_text($2::jsonb))
+        ORDER BY feature_name, sort_order, created_at, position, id`,
+      [query.environment, names],
+    ),
+    db.query<DependencyRow>(
+      `SELECT child, parent, enabled, variants FROM feature_dependencies
+        WHERE child IN (SELECT jsonb_array_elements_text($1::jsonb))
+        ORDER BY child, parent`,
+      [names],
+    ),
+  ]);
+  const segmentIds = new Set<number>();
+  for (const strategy of strategies) for (const id of strategy.segments) segmentIds.add(id);
+  const segmentRows =
+    segmentIds.size === 0
+      ? []
+      : await db.query<SegmentRow>(
+          `SELECT id, name, constraints FROM segments
+            WHERE id IN (SELECT (jsonb_array_elements_text($1::jsonb))::int) ORDER BY id`,
+          [JSON.stringify([...segmentIds])],
+        );
+  const segmentsById = new Map(segmentRows.map((row) => [row.id, row]));
+
+  const strategiesByFeature = new Map<string, Strategy[]>();
+  for (const row of strategies) {
+    const segments = [...row.segments].sort((a, b) => a - b);
+    let constraints = row.constraints;
+    if (query.inlineSegmentConstraints && segments.length > 0) {
+      constraints = [...constraints];
+      for (const id of segments) constraints.push(...(segmentsById.get(id)?.constraints ?? []));
+    }
+    const strategy: Strategy = {
+      name: row.strategy_name,
+      constraints,
+      parameters: stringParameters(row.parameters),
+      variants: row.variants ?? [],
+    };
+    if (!query.inlineSegmentConstraints && segments.length > 0) strategy.segments = segments;
+    const list = strategiesByFeature.get(row.feature_name);
+    if (list) list.push(strategy);
+    else strategiesByFeature.set(row.feature_name, [strategy]);
+  }
+  const dependenciesByChild = new Map<string, NonNullable<ClientFeature['dependencies']>>();
+  for (const row of dependencies) {
+    const dependency: NonNullable<ClientFeature['dependencies']>[number] = {
+      feature: row.parent,
+      enabled: row.enabled,
+    };
+    if (row.enabled && row.variants.length > 0) dependency.variants = row.variants;
+    const list = dependenciesByChild.get(row.child);
+    if (list) list.push(dependency);
+    else dependenciesByChild.set(row.child, [dependency]);
+  }
+
+  return {
+    features: features.map((row) => {
+      const feature: ClientFeature = {
+        name: row.name,
+        type: row.type,
+        enabled: row.enabled,
+        project: row.project,
+        stale: row.stale,
+        strategies: strategiesByFeature.get(row.name) ?? [],
+        variants: row.variants ?? [],
+        description: row.description,
+        impressionData: row.impression_data,
+      };
+      const parents = dependenciesByChild.get(row.name);
+      if (parents) feature.dependencies = parents;
+      return feature;
+    }),
+    segments: query.inlineSegmentConstraints
+      ? undefined
+      : segmentRows.map((row) => ({ id: row.id, name: row.name, constraints: row.constraints })),
+  };
+}

@@ -1,0 +1,89 @@
+import type { JsonSchemaToTsProvider } from '@fastify/type-provider-json-schema-to-ts';
+import type { FastifyInstance } from 'fastify';
+import { ApiError } from '../../errors.js';
+import type { ApiToken } from '../api-tokens/token-store.js';
+import type { ClientFeaturesCache, ServedConfiguration } from './client-features-cache.js';
+import type { FeatureQuery } from './client-features-store.js';
+
+const querySchema = {
+  type: 'object',
+  properties: {
+    project: { type: 'array', items: { type: 'string' } },
+    namePrefix: { type: 'string' },
+    tag: { type: 'array', items: { type: 'string' } },
+    environment: { type: 'string' },
+  },
+} as const;
+
+const SPEC_HEADER = 'unleash-client-spec';
+
+/** `Unleash-Client-Spec` ≥ 4.2.0 understands segments by reference; older or absent → inline. */
+function inlineSegments(header: string | string[] | undefined): boolean {
+  if (header === undefined) return true;
+  const value = Array.isArray(header) ? header[0]! : header;
+  const match = /^v?(\d+)\.(\d+)\.(\d+)(?:[-+].*)?$/.exec(value.trim());
+  if (!match) {
+    throw new ApiError('BAD_DATA', `Invalid SemVer in the Unleash-Client-Spec header: "${value}".`);
+  }
+  const major = Number(match[1]);
+  const minor = Number(match[2]);
+  return major < 4 || (major === 4 && minor < 2);
+}
+
+function parseTags(tags: readonly string[] | undefined): [string, string][] | undefined {
+  if (!tags || tags.length === 0) return undefined;
+  return tags.map((tag) => {
+    const colon = tag.indexOf(':');
+    if (colon <= 0 || colon === tag.length - 1) {
+      throw new ApiError('BAD_DATA', `The tag filter "${tag}" is not of the form type:value.`);
+    }
+    return [tag.slice(0, colon), tag.slice(colon + 1)];
+  });
+}
+
+/** The token's projects narrowed by the `project` filter (never widened). */
+function visibleProjects(token: ApiToken, requested: readonly string[] | undefined) {
+  const all = token.projects.includes('*');
+  if (!requested || requested.length === 0) return all ? undefined : [...token.projects].sort();
+  const wanted = [...new Set(requested)].sort();
+  return all ? wanted : wanted.filter((project) => token.projects.includes(project));
+}
+
+/** `If-None-Match` may hold a list and weak validators; any entry equal to the tag matches. */
+function matchesEtag(header: string | undefined, etag: string): boolean {
+  if (!header) return false;
+  if (header === etag) return true;
+  return header.split(',').some((candidate) => {
+    const trimmed = candidate.trim();
+    return (trimmed.startsWith('W/') ? trimmed.slice(2) : trimmed) === etag || trimmed === '*';
+  });
+}
+
+export function clientFeaturesRoutes(
+  app: FastifyInstance,
+  cache: ClientFeaturesCache,
+  guard: (request: import('fastify').FastifyRequest) => Promise<void>,
+): void {
+  app
+    .withTypeProvider<JsonSchemaToTsProvider>()
+    .get(
+      '/api/client/features',
+      { schema: { querystring: querySchema }, onRequest: guard },
+      async function clientGetFeatures(request, reply) {
+        const token = request.apiToken;
+        const query: FeatureQuery = {
+          environment: token.environment ?? 'default',
+          projects: visibleProjects(token, request.query.project),
+          namePrefix: request.query.namePrefix || undefined,
+          tags: parseTags(request.query.tag),
+          inlineSegmentConstraints: inlineSegments(request.headers[SPEC_HEADER]),
+        };
+        const served: ServedConfiguration = await cache.get(query);
+        void reply.header('etag', served.etag).header('cache-control', 'no-cache');
+        if (matchesEtag(request.headers['if-none-match'], served.etag)) {
+          return reply.status(304).send();
+        }
+        return reply.type('application/json; charset=utf-8').send(served.body);
+      },
+    );
+}

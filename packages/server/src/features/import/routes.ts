@@ -1,0 +1,56 @@
+import type { JsonSchemaToTsProvider } from '@fastify/type-provider-json-schema-to-ts';
+import { exportQuerySchema, importRequestSchema, importValidationSchema } from '@flags/schemas';
+import type { FastifyInstance, FastifyRequest } from 'fastify';
+import type { Database } from '../../db/database.js';
+import { ApiError } from '../../errors.js';
+import { exportFeatures, type ImportService } from './import-service.js';
+
+export function featuresBatchRoutes(
+  app: FastifyInstance,
+  db: Database,
+  service: ImportService,
+  guard: (request: FastifyRequest) => Promise<void>,
+  bodyLimit: number,
+): void {
+  const typed = app.withTypeProvider<JsonSchemaToTsProvider>();
+
+  typed.post(
+    '/api/admin/features-batch/import',
+    { schema: { body: importRequestSchema }, onRequest: guard, bodyLimit },
+    async function adminImportFeatures(request, reply) {
+      await service.import(request.body, request.apiToken.tokenName);
+      return reply.status(200).send();
+    },
+  );
+
+  typed.post(
+    '/api/admin/features-batch/validate',
+    {
+      schema: { body: importRequestSchema, response: { 200: importValidationSchema } },
+      onRequest: guard,
+      bodyLimit,
+    },
+    async function adminValidateImport(request) {
+      return service.validate(request.body);
+    },
+  );
+
+  typed.post(
+    '/api/admin/features-batch/export',
+    { schema: { body: exportQuerySchema }, onRequest: guard, bodyLimit },
+    async function adminExportFeatures(request, reply) {
+      const environments = await db.query('SELECT 1 FROM environments WHERE name = $1', [
+        request.body.environment,
+      ]);
+      if (environments.length === 0) {
+        throw new ApiError(
+          'NOT_FOUND',
+          `Environment "${request.body.environment}" does not exist.`,
+        );
+      }
+      const result = await exportFeatures(db, request.body);
+      // Serialized directly: the export is the import's input, not re-filtered by a response schema.
+      return reply.type('application/json; charset=utf-8').send(JSON.stringify(result));
+    },
+  );
+}

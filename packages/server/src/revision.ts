@@ -1,0 +1,68 @@
+import type { Database, Queryable } from './db/database.js';
+
+export interface Revisions {
+  /** Bumped in the transaction of every write the client API can see. */
+  readonly config: number;
+  /** Bumped by every API token change. */
+  readonly tokens: number;
+}
+
+/** Call inside the write's transaction, so the bump commits (or rolls back) with the write. */
+export async function bumpConfigRevision(tx: Queryable): Promise<void> {
+  await tx.query('UPDATE revision SET config = config + 1 WHERE id = 1');
+}
+
+export async function bumpTokenRevision(tx: Queryable): Promise<void> {
+  await tx.query('UPDATE revision SET tokens = tokens + 1 WHERE id = 1');
+}
+
+/**
+ * The revision counters as this process knows them. Several server processes may share one
+ * PostgreSQL, so the single-row `revision` table is re-read when the cached value is older than
+ * `ttlMs` (one cheap primary-key SELECT per `ttlMs`, shared by all requests in flight). Writes made
+ * by this process call `invalidate()` after commit, so they are visible to its next request at once.
+ */
+export class RevisionTracker {
+  private cached: Revisions | undefined;
+  private readAt = 0;
+  private pending: Promise<Revisions> | undefined;
+  private generation = 0;
+
+  constructor(
+    private readonly db: Database,
+    private readonly ttlMs: number,
+    private readonly now: () => number = Date.now,
+  ) {}
+
+  current(): Revisions | Promise<Revisions> {
+    if (this.cached && this.now() - this.readAt < this.ttlMs) return this.cached;
+    this.pending ??= this.read();
+    return this.pending;
+  }
+
+  invalidate(): void {
+    // A read already in flight may predate the write: its result must not be cached.
+    this.generation++;
+    this.cached = undefined;
+    this.pending = undefined;
+  }
+
+  private async read(): Promise<Revisions> {
+    const startedAt = this.now();
+    const generation = this.generation;
+    try {
+      const rows = await this.db.query<{ config: number; tokens: number }>(
+        'SELECT config::int AS config, tokens::int AS tokens FROM revision WHERE id = 1',
+      );
+      const row = rows[0] ?? { config: 0, tokens: 0 };
+      const revisions = { config: Number(row.config), tokens: Number(row.tokens) };
+      if (generation === this.generation) {
+        this.cached = revisions;
+        this.readAt = startedAt;
+      }
+      return revisions;
+    } finally {
+      if (generation === this.generation) this.pending = undefined;
+    }
+  }
+}

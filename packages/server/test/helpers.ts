@@ -1,0 +1,92 @@
+import { randomBytes } from 'node:crypto';
+import type { FastifyInstance } from 'fastify';
+import pg from 'pg';
+import { buildApp } from '../src/app.js';
+import { loadConfig } from '../src/config/load.js';
+import type { ServerConfig } from '../src/config/options.js';
+import { type Database, openPglite, openPostgres } from '../src/db/database.js';
+
+/** A storage backend the suites run on: PGlite always, PostgreSQL when a URL is given. */
+export interface Backend {
+  readonly name: 'pglite' | 'postgres';
+  /** A fresh, empty database (PostgreSQL: its own schema, dropped by `cleanup`). */
+  open(): Promise<{ db: Database; cleanup(): Promise<void> }>;
+}
+
+export const postgresUrl = process.env.TEST_DATABASE_URL || process.env.DATABASE_URL || undefined;
+
+const pglite: Backend = {
+  name: 'pglite',
+  async open() {
+    const db = await openPglite();
+    return { db, cleanup: () => db.close() };
+  },
+};
+
+const postgres = (url: string): Backend => ({
+  name: 'postgres',
+  async open() {
+    const schema = `test_${randomBytes(6).toString('hex')}`;
+    const admin = new pg.Client({ connectionString: url });
+    await admin.connect();
+    await admin.query(`CREATE SCHEMA ${schema}`);
+    await admin.end();
+    const db = openPostgres(url, { schema, maxConnections: 4 });
+    return {
+      db,
+      async cleanup() {
+        await db.close();
+        const client = new pg.Client({ connectionString: url });
+        await client.connect();
+        await client.query(`DROP SCHEMA ${schema} CASCADE`);
+        await client.end();
+      },
+    };
+  },
+});
+
+export const backends: readonly Backend[] = postgresUrl
+  ? [pglite, postgres(postgresUrl)]
+  : [pglite];
+
+export const ADMIN_TOKEN = 'test-admin-token';
+export const DEV_TOKEN = '*:development.test-dev-secret';
+export const PROD_TOKEN = '*:production.test-prod-secret';
+
+export function testConfig(overrides: Partial<ServerConfig> = {}): ServerConfig {
+  return loadConfig(
+    {},
+    {
+      adminTokens: [ADMIN_TOKEN],
+      clientTokens: [DEV_TOKEN, PROD_TOKEN],
+      logLevel: 'silent',
+      dataDir: undefined,
+      ...overrides,
+    },
+  );
+}
+
+export async function startApp(
+  db: Database,
+  overrides: Partial<ServerConfig> = {},
+): Promise<FastifyInstance> {
+  return buildApp(testConfig(overrides), { db, logger: false });
+}
+
+export const admin = { authorization: ADMIN_TOKEN } as const;
+
+/** Every table of the schema with every row, sorted: compares whole database states. */
+export async function dump(db: Database): Promise<Record<string, string[]>> {
+  const tables = await db.query<{ table_name: string }>(
+    `SELECT table_name FROM information_schema.tables
+      WHERE table_schema = current_schema() AND table_type = 'BASE TABLE' ORDER BY table_name`,
+  );
+  const out: Record<string, string[]> = {};
+  for (const { table_name } of tables) {
+    const rows = await db.query<{ row: unknown }>(
+      `SELECT to_jsonb(t) AS row FROM "${table_name}" t`,
+    );
+    out[table_name] = rows.map((row) => JSON.stringify(row.row)).sort();
+  }
+  return out;
+}
