@@ -1,0 +1,132 @@
+import assert from 'node:assert/strict';
+import { after, before, describe, it } from 'node:test';
+import type { FastifyInstance } from 'fastify';
+import { admin, backends, DEV_TOKEN, startApp } from '../helpers.js';
+
+for (const backend of backends) {
+  describe(`API tokens on ${backend.name}`, () => {
+    let cleanup: () => Promise<void>;
+    let app: FastifyInstance;
+    let now = new Date('2026-01-01T00:00:00Z');
+
+    before(async () => {
+      const opened = await backend.open();
+      cleanup = opened.cleanup;
+      const { buildApp } = await import('../../src/app.js');
+      const { testConfig } = await import('../helpers.js');
+      app = await buildApp(testConfig(), { db: opened.db, logger: false, now: () => now });
+    });
+    after(async () => {
+      await app.close();
+      await cleanup();
+    });
+
+    const create = (payload: object) =>
+      app.inject({ method: 'POST', url: '/api/admin/api-tokens', headers: admin, payload });
+
+    it('answers 401 without a token or with an unknown one, 403 for the wrong kind', async () => {
+      const cases: [string, string, Record<string, string>, number][] = [
+        ['GET', '/api/client/features', {}, 401],
+        ['GET', '/api/client/features', { authorization: '*:development.unknown' }, 401],
+        ['GET', '/api/client/features', { authorization: admin.authorization }, 403],
+        ['GET', '/api/admin/api-tokens', {}, 401],
+        ['GET', '/api/admin/api-tokens', { authorization: 'nope' }, 401],
+        ['GET', '/api/admin/api-tokens', { authorization: DEV_TOKEN }, 403],
+        ['GET', '/api/client/features', { authorization: `Bearer ${DEV_TOKEN}` }, 200],
+        ['GET', '/api/admin/api-tokens', { authorization: `Bearer ${admin.authorization}` }, 200],
+      ];
+      for (const [method, url, headers, status] of cases) {
+        const response = await app.inject({ method: method as 'GET', url, headers });
+        assert.equal(response.statusCode, status, `${url} ${JSON.stringify(headers)}`);
+        if (status >= 400) {
+          const body = response.json();
+          assert.deepEqual(Object.keys(body), ['name', 'message', 'details']);
+          assert.equal(body.details[0].message, body.message);
+        }
+      }
+    });
+
+    it('creates, lists and deletes tokens; a deleted token stops working', async () => {
+      const created = await create({ tokenName: 'ci', type: 'client', environment: 'production' });
+      assert.equal(created.statusCode, 201);
+      const token = created.json();
+      assert.match(token.secret, /^\*:production\.[0-9a-f]{56}$/);
+      assert.equal(token.environment, 'production');
+      assert.deepEqual(token.projects, ['*']);
+      const listed = await app.inject({ url: '/api/admin/api-tokens', headers: admin });
+      const secrets = listed.json().tokens.map((t: { secret: string }) => t.secret);
+      assert.ok(secrets.includes(token.secret));
+      assert.ok(secrets.includes(DEV_TOKEN));
+      const use = () =>
+        app.inject({ url: '/api/client/features', headers: { authorization: token.secret } });
+      assert.equal((await use()).statusCode, 200);
+      const deleted = await app.inject({
+        method: 'DELETE',
+        url: `/api/admin/api-tokens/${encodeURIComponent(token.secret)}`,
+        headers: admin,
+      });
+      assert.equal(deleted.statusCode, 200);
+      assert.equal((await use()).statusCode, 401);
+      const again = await app.inject({
+        method: 'DELETE',
+        url: `/api/admin/api-tokens/${encodeURIComponent(token.secret)}`,
+        headers: admin,
+      });
+      assert.equal(again.statusCode, 200);
+    });
+
+    it('creates admin tokens that work on the admin API only', async () => {
+      const created = await create({ tokenName: 'ops', type: 'admin' });
+      assert.equal(created.statusCode, 201);
+      const secret = created.json().secret;
+      assert.match(secret, /^\*:\*\.[0-9a-f]{56}$/);
+      assert.equal(
+        (await app.inject({ url: '/api/admin/projects', headers: { authorization: secret } }))
+          .statusCode,
+        200,
+      );
+      assert.equal(
+        (await app.inject({ url: '/api/client/features', headers: { authorization: secret } }))
+          .statusCode,
+        403,
+      );
+    });
+
+    it('rejects bad token requests with 400', async () => {
+      const cases = [
+        { tokenName: 'x', type: 'client', environment: 'staging' },
+        { tokenName: 'x', type: 'client', environment: '*' },
+        { tokenName: 'x', type: 'client', environment: 'development', projects: ['ghost'] },
+        { tokenName: 'x', type: 'admin', environment: 'development' },
+        { tokenName: 'x', type: 'superuser' },
+        { type: 'client' },
+      ];
+      for (const payload of cases) {
+        const response = await create(payload);
+        assert.equal(response.statusCode, 400, JSON.stringify(payload));
+        assert.equal(response.json().name, 'BadDataError');
+      }
+    });
+
+    it('treats an expired token as unknown', async () => {
+      const created = await create({
+        tokenName: 'short',
+        type: 'client',
+        environment: 'development',
+        expiresAt: '2026-01-02T00:00:00Z',
+      });
+      const secret = created.json().secret;
+      const use = () =>
+        app.inject({ url: '/api/client/features', headers: { authorization: secret } });
+      assert.equal((await use()).statusCode, 200);
+      now = new Date('2026-01-03T00:00:00Z');
+      assert.equal((await use()).statusCode, 401);
+    });
+
+    it('answers unknown paths with a JSON 404', async () => {
+      const response = await app.inject({ url: '/api/nothing-here' });
+      assert.equal(response.statusCode, 404);
+      assert.equal(response.json().name, 'NotFoundError');
+    });
+  });
+}
