@@ -1,4 +1,5 @@
 import type { ClientFeatures } from '@flags/schemas';
+import { beginEvaluation, endEvaluation, SharedChecks } from './compile/checks.js';
 import { linkDependencies } from './compile/dependency.js';
 import { type CompiledFlag, compileFeature, type SharedEnvironment } from './compile/feature.js';
 import { compileSegments } from './compile/segment.js';
@@ -30,13 +31,27 @@ class CompiledSnapshot implements Snapshot {
 
   evaluate(name: string, context: Context): Evaluation | undefined {
     const entry = this.byName.get(name);
-    return entry === undefined ? undefined : run(entry, context);
+    if (entry === undefined) return undefined;
+    const outer = beginEvaluation();
+    try {
+      return run(entry, context);
+    } finally {
+      endEvaluation(outer);
+    }
   }
 
   evaluateAll(context: Context): Evaluation[] {
     const entries = this.entries;
     const out = new Array<Evaluation>(entries.length);
-    for (let i = 0; i < entries.length; i++) out[i] = run(entries[i]!, context);
+    const outer = beginEvaluation();
+    // One guard for the whole loop (the common case); flag by flag only if something threw.
+    try {
+      for (let i = 0; i < entries.length; i++) out[i] = entries[i]!.evaluate(context);
+    } catch {
+      for (let i = 0; i < entries.length; i++) out[i] = run(entries[i]!, context);
+    } finally {
+      endEvaluation(outer);
+    }
     return out;
   }
 }
@@ -67,8 +82,10 @@ function customStrategies(options: CompileOptions): Map<string, CustomStrategy> 
  * problem is reported once through `options.onWarning` and the affected part does not match.
  */
 export function compile(payload: ClientFeatures, options: CompileOptions = {}): Snapshot {
+  const checks = new SharedChecks();
   const shared: SharedEnvironment = {
-    segments: compileSegments(payload?.segments, options.onWarning),
+    segments: compileSegments(payload?.segments, options.onWarning, checks),
+    checks,
     custom: customStrategies(options),
     random: options.random ?? Math.random,
     hostname: options.hostname,
@@ -89,6 +106,7 @@ export function compile(payload: ClientFeatures, options: CompileOptions = {}): 
     }
     flags.set(flag.name, flag);
   }
+  checks.seal();
   const entries: Entry[] = [];
   for (const flag of flags.values()) {
     entries.push({ results: flag.results, evaluate: linkDependencies(flag, flags, shared) });

@@ -1,8 +1,8 @@
 import { contextReader } from '../context.js';
 import { OPERATORS } from '../operators/index.js';
-import type { ConstraintSpec, Predicate } from '../operators/operator.js';
-import { NEVER } from '../strategies/strategy.js';
+import type { ConstraintSpec } from '../operators/operator.js';
 import { describe, type Reporter } from '../warnings.js';
+import type { SharedChecks } from './checks.js';
 
 function stringList(raw: unknown, reporter: Reporter, where: string): string[] {
   if (raw === undefined || raw === null) return [];
@@ -21,22 +21,22 @@ function stringList(raw: unknown, reporter: Reporter, where: string): string[] {
   return out;
 }
 
-/** One constraint as a predicate; malformed ones never match and are reported once, here. */
-export function compileConstraint(raw: unknown, reporter: Reporter): Predicate {
+/** One constraint as a shared check id; malformed ones never pass and are reported once, here. */
+export function compileConstraint(raw: unknown, reporter: Reporter, checks: SharedChecks): number {
   if (typeof raw !== 'object' || raw === null) {
     reporter.warn(`constraint is ${describe(raw)}`);
-    return NEVER;
+    return checks.never;
   }
   const constraint = raw as Record<string, unknown>;
   const { contextName, operator } = constraint;
   if (typeof contextName !== 'string' || typeof operator !== 'string') {
     reporter.warn('constraint lacks "contextName" or "operator"');
-    return NEVER;
+    return checks.never;
   }
   const build = OPERATORS.get(operator);
   if (build === undefined) {
     reporter.warn(`unknown constraint operator "${operator}" on "${contextName}"`);
-    return NEVER;
+    return checks.never;
   }
   const value = constraint.value;
   const spec: ConstraintSpec = {
@@ -46,39 +46,26 @@ export function compileConstraint(raw: unknown, reporter: Reporter): Predicate {
     value: typeof value === 'string' || typeof value === 'number' ? String(value) : undefined,
     caseInsensitive: constraint.caseInsensitive === true,
   };
-  const test = build(spec, contextReader(contextName), reporter) ?? NEVER;
-  if (constraint.inverted !== true) return test;
-  return (context) => !test(context);
+  const inverted = constraint.inverted === true;
+  const key = JSON.stringify([spec, inverted]);
+  const known = checks.find(key);
+  if (known !== undefined) return known;
+  const test = build(spec, contextReader(contextName), reporter);
+  if (test === undefined) return checks.never;
+  return checks.add(key, inverted ? (context) => !test(context) : test);
 }
 
-/** A list of constraints (all must match); not a list → never matches. */
-export function compileConstraints(raw: unknown, reporter: Reporter, where: string): Predicate[] {
+/** A list of constraints (all must pass) as check ids; not a list → a check that never passes. */
+export function compileConstraints(
+  raw: unknown,
+  reporter: Reporter,
+  checks: SharedChecks,
+  where: string,
+): number[] {
   if (raw === undefined || raw === null) return [];
   if (!Array.isArray(raw)) {
     reporter.warn(`${where}: "constraints" is ${describe(raw)}, not a list`);
-    return [NEVER];
+    return [checks.never];
   }
-  return raw.map((constraint) => compileConstraint(constraint, reporter));
-}
-
-/** `first && ... && last`, with the common short lists unrolled. */
-export function allOf(tests: readonly Predicate[], last: Predicate): Predicate {
-  switch (tests.length) {
-    case 0:
-      return last;
-    case 1: {
-      const a = tests[0]!;
-      return (context) => a(context) && last(context);
-    }
-    case 2: {
-      const a = tests[0]!;
-      const b = tests[1]!;
-      return (context) => a(context) && b(context) && last(context);
-    }
-    default:
-      return (context) => {
-        for (const test of tests) if (!test(context)) return false;
-        return last(context);
-      };
-  }
+  return raw.map((constraint) => compileConstraint(constraint, reporter, checks));
 }

@@ -1,13 +1,14 @@
-import type { Predicate } from '../operators/operator.js';
 import { FlagResults } from '../results.js';
 import type { Context, CustomStrategy, EngineWarning, Evaluation } from '../types.js';
 import { describe, flagReporter } from '../warnings.js';
+import type { SharedChecks } from './checks.js';
 import { type CompiledStrategy, compileStrategy, type FlagEnvironment } from './strategy.js';
 import { compileVariants } from './variant.js';
 
 /** What every flag of one snapshot shares while compiling. */
 export interface SharedEnvironment {
-  readonly segments: ReadonlyMap<number, Predicate>;
+  readonly segments: ReadonlyMap<number, readonly number[]>;
+  readonly checks: SharedChecks;
   readonly custom: ReadonlyMap<string, CustomStrategy>;
   readonly random: () => number;
   readonly hostname: string | undefined;
@@ -25,12 +26,16 @@ export interface CompiledFlag {
 
 function evaluateStrategies(
   strategies: readonly CompiledStrategy[],
+  checks: SharedChecks,
   featureVariants: ((context: Context) => Evaluation) | undefined,
   disabled: Evaluation,
 ): (context: Context) => Evaluation {
+  // A plain indexed loop: this runs for every flag of every evaluation.
   return (context) => {
-    for (const strategy of strategies) {
-      if (!strategy.test(context)) continue;
+    for (let s = 0; s < strategies.length; s++) {
+      const strategy = strategies[s]!;
+      if (!checks.all(strategy.checks, context)) continue;
+      if (strategy.own !== undefined && !strategy.own(context)) continue;
       if (strategy.variants !== undefined) return strategy.variants(context);
       if (featureVariants !== undefined) return featureVariants(context);
       return strategy.result;
@@ -72,7 +77,7 @@ function compileBody(
     const strategy = compileStrategy(raw, environment);
     if (strategy !== undefined) strategies.push(strategy);
   }
-  return evaluateStrategies(strategies, featureVariants, results.disabled);
+  return evaluateStrategies(strategies, shared.checks, featureVariants, results.disabled);
 }
 
 /** One flag; a flag that cannot be read evaluates as off with reason ERROR. */

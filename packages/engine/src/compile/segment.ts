@@ -1,15 +1,18 @@
-import type { Predicate } from '../operators/operator.js';
-import { ALWAYS } from '../strategies/strategy.js';
 import type { EngineWarning } from '../types.js';
 import { flagReporter } from '../warnings.js';
-import { allOf, compileConstraints } from './constraint.js';
+import type { SharedChecks } from './checks.js';
+import { compileConstraints } from './constraint.js';
 
-/** Segments are compiled once per snapshot and shared by every strategy that references them. */
+/**
+ * Segments are compiled once per snapshot: a segment is the list of its constraints' check ids,
+ * appended to the checks of every strategy that references it (as the SDKs do).
+ */
 export function compileSegments(
   raw: unknown,
   onWarning: ((warning: EngineWarning) => void) | undefined,
-): Map<number, Predicate> {
-  const segments = new Map<number, Predicate>();
+  checks: SharedChecks,
+): Map<number, readonly number[]> {
+  const segments = new Map<number, readonly number[]>();
   if (raw === undefined || raw === null) return segments;
   const reporter = flagReporter(undefined, onWarning);
   if (!Array.isArray(raw)) {
@@ -22,9 +25,8 @@ export function compileSegments(
       reporter.warn('segment without a numeric "id"');
       continue;
     }
-    const where = `segment ${id}`;
     const constraints = (segment as { constraints?: unknown }).constraints;
-    segments.set(id, allOf(compileConstraints(constraints, reporter, where), ALWAYS));
+    segments.set(id, compileConstraints(constraints, reporter, checks, `segment ${id}`));
   }
   return segments;
 }

@@ -9,12 +9,15 @@ import {
 } from '../strategies/strategy.js';
 import type { CustomStrategy, Evaluation } from '../types.js';
 import { describe } from '../warnings.js';
-import { allOf, compileConstraints } from './constraint.js';
+import type { SharedChecks } from './checks.js';
+import { compileConstraints } from './constraint.js';
 import { compileVariants, type VariantPicker } from './variant.js';
 
 export interface CompiledStrategy {
-  /** Constraints, segments and the strategy's own test. */
-  readonly test: Predicate;
+  /** Check ids of its constraints and segments, in order. */
+  readonly checks: Int32Array;
+  /** The strategy's own test; undefined when it passes for everyone. */
+  readonly own: Predicate | undefined;
   /** The answer when it matches and no variant applies (STATIC or TARGETING_MATCH). */
   readonly result: Evaluation;
   readonly variants: VariantPicker | undefined;
@@ -22,7 +25,8 @@ export interface CompiledStrategy {
 
 export interface FlagEnvironment extends StrategyEnvironment {
   readonly results: FlagResults;
-  readonly segments: ReadonlyMap<number, Predicate>;
+  readonly segments: ReadonlyMap<number, readonly number[]>;
+  readonly checks: SharedChecks;
   readonly custom: ReadonlyMap<string, CustomStrategy>;
   /** Set once a custom strategy of this flag has thrown, so it is reported once per flag. */
   customFailed: boolean;
@@ -49,17 +53,17 @@ function customTest(
   };
 }
 
-function segmentTests(raw: unknown, environment: FlagEnvironment): Predicate[] {
+function segmentChecks(raw: unknown, environment: FlagEnvironment): number[] {
   if (raw === undefined || raw === null) return [];
   if (!Array.isArray(raw)) {
     environment.reporter.warn(`strategy "segments" is ${describe(raw)}, not a list`);
-    return [NEVER];
+    return [environment.checks.never];
   }
-  return raw.map((id) => {
+  return raw.flatMap((id) => {
     const segment = environment.segments.get(id as number);
     if (segment !== undefined) return segment;
     environment.reporter.warn(`strategy references unknown segment ${describe(id)}`);
-    return NEVER;
+    return [environment.checks.never];
   });
 }
 
@@ -75,7 +79,12 @@ export function compileStrategy(
 ): CompiledStrategy | undefined {
   if (typeof raw !== 'object' || raw === null) {
     environment.reporter.warn(`strategy is ${describe(raw)}`);
-    return { test: NEVER, result: environment.results.disabled, variants: undefined };
+    return {
+      checks: Int32Array.of(environment.checks.never),
+      own: undefined,
+      result: environment.results.disabled,
+      variants: undefined,
+    };
   }
   const strategy = raw as Record<string, unknown>;
   if (strategy.disabled === true) return undefined;
@@ -97,15 +106,18 @@ export function compileStrategy(
     environment.reporter.warn(`unknown strategy ${describe(name)}: it never matches`);
     own = NEVER;
   }
-  const tests = [
-    ...compileConstraints(strategy.constraints, environment.reporter, `strategy ${describe(name)}`),
-    ...segmentTests(strategy.segments, environment),
-  ];
+  const where = `strategy ${describe(name)}`;
+  // A check listed twice (a constraint repeated by a segment) is tested once.
+  const checks = new Set([
+    ...compileConstraints(strategy.constraints, environment.reporter, environment.checks, where),
+    ...segmentChecks(strategy.segments, environment),
+  ]);
   const stickiness = parameters.stickiness;
   return {
-    test: allOf(tests, own),
+    checks: Int32Array.from(checks),
+    own: own === ALWAYS ? undefined : own,
     result:
-      own === ALWAYS && tests.length === 0
+      own === ALWAYS && checks.size === 0
         ? environment.results.static
         : environment.results.targeted,
     variants: compileVariants(strategy.variants, {

@@ -1,5 +1,5 @@
 import { type ContextReader, contextReader } from '../context.js';
-import { normalizedValue, VARIANT_SEED } from '../hash/murmur3.js';
+import { normalizedValue, prepareHash, VARIANT_SEED } from '../hash/murmur3.js';
 import type { FlagResults, PayloadValue } from '../results.js';
 import { type Context, type Evaluation, Reasons } from '../types.js';
 import { describe, type Reporter } from '../warnings.js';
@@ -62,7 +62,8 @@ export function compileVariants(
     settings.reporter.warn(`"variants" is ${describe(raw)}, not a list`);
     return undefined;
   }
-  const { results, random, groupPrefix } = settings;
+  const { results, random } = settings;
+  const prefix = prepareHash(settings.groupPrefix, VARIANT_SEED);
   const bounds: number[] = [];
   const picks: Evaluation[] = [];
   const overrides: Override[] = [];
@@ -95,9 +96,7 @@ export function compileVariants(
     }
     const id = seed(context);
     const target =
-      id === undefined
-        ? Math.floor(random() * total) + 1
-        : normalizedValue(groupPrefix, id, total, VARIANT_SEED);
+      id === undefined ? Math.floor(random() * total) + 1 : normalizedValue(prefix, id, total);
     let i = 0;
     while (bounds[i]! < target) i++;
     return picks[i]!;

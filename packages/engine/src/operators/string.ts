@@ -8,6 +8,18 @@ const STRING_TESTS: Readonly<Record<string, StringTest>> = {
   STR_CONTAINS: (value, candidate) => value.includes(candidate),
 };
 
+// Many flags lowercase the same context value in one evaluation: remember the last one.
+let lastRaw = '';
+let lastLower = '';
+
+function lowerCase(raw: string): string {
+  if (raw !== lastRaw) {
+    lastLower = raw.toLowerCase();
+    lastRaw = raw;
+  }
+  return lastLower;
+}
+
 /** STR_*: any value matches; `caseInsensitive` compares lowercase (values lowered once). */
 export const stringMatch: OperatorBuilder = (spec, read) => {
   const test = STRING_TESTS[spec.operator]!;
@@ -16,7 +28,7 @@ export const stringMatch: OperatorBuilder = (spec, read) => {
   return (context) => {
     const raw = read(context);
     if (raw === undefined) return false;
-    const value = lower ? raw.toLowerCase() : raw;
+    const value = lower ? lowerCase(raw) : raw;
     for (const candidate of candidates) if (test(value, candidate)) return true;
     return false;
   };

@@ -115,13 +115,25 @@ export function parseIpRange(text: string): IpRange | undefined {
   return { v6, words, masks };
 }
 
+// The same context address is tested by many flags in one evaluation: remember the last parse.
 const scratch = new Uint32Array(4);
+let lastText = '';
+let lastV4 = -1;
+let lastV6 = false;
 
-/** Whether the context address `text` lies in any of `ranges`. Allocation-free for IPv4. */
+function parseContextAddress(text: string): void {
+  if (text === lastText) return;
+  lastV4 = parseIpv4(text);
+  lastV6 = lastV4 < 0 && parseIpv6(text, scratch);
+  lastText = text;
+}
+
+/** Whether the context address `text` lies in any of `ranges`. Allocation-free. */
 export function addressInRanges(text: string, ranges: readonly IpRange[]): boolean {
-  const v4 = parseIpv4(text);
-  const v6 = v4 < 0;
-  if (v6 && !parseIpv6(text, scratch)) return false;
+  parseContextAddress(text);
+  const v4 = lastV4;
+  const v6 = lastV6;
+  if (v4 < 0 && !v6) return false;
   for (const range of ranges) {
     if (range.v6 !== v6) continue;
     if (!v6) {

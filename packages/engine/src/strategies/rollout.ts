@@ -1,6 +1,6 @@
 import type { ContextReader } from '../context.js';
 import { contextReader } from '../context.js';
-import { normalizedValue, ROLLOUT_SEED } from '../hash/murmur3.js';
+import { type HashPrefix, normalizedValue, prepareHash, ROLLOUT_SEED } from '../hash/murmur3.js';
 import type { Predicate } from '../operators/operator.js';
 import {
   ALWAYS,
@@ -32,10 +32,11 @@ function percentage(
 }
 
 /** A rollout keyed by one context field; a context without it is out. */
-function byField(read: ContextReader, rollout: number, prefix: string): Predicate {
+function byField(read: ContextReader, rollout: number, groupPrefix: string): Predicate {
+  const prefix = prepareHash(groupPrefix, ROLLOUT_SEED);
   return (context) => {
     const id = read(context);
-    return !!id && normalizedValue(prefix, id, 100, ROLLOUT_SEED) <= rollout;
+    return !!id && normalizedValue(prefix, id, 100) <= rollout;
   };
 }
 
@@ -46,15 +47,16 @@ function byRandom(rollout: number, random: () => number): Predicate {
 export const flexibleRollout: StrategyBuilder = (parameters, environment) => {
   const rollout = percentage(parameters, 'rollout', environment);
   const stickiness = textParameter(parameters, 'stickiness') || 'default';
-  const { groupPrefix: prefix, random } = environment;
+  const { groupPrefix, random } = environment;
   if (rollout <= 0) return NEVER;
   const everyone = rollout >= 100;
   if (stickiness === 'random') return everyone ? ALWAYS : byRandom(rollout, random);
-  if (stickiness !== 'default') return byField(contextReader(stickiness), rollout, prefix);
+  if (stickiness !== 'default') return byField(contextReader(stickiness), rollout, groupPrefix);
   if (everyone) return ALWAYS; // userId, sessionId or a random id: always some bucket <= 100
+  const prefix: HashPrefix = prepareHash(groupPrefix, ROLLOUT_SEED);
   return (context) => {
     const id = context.userId || context.sessionId;
-    const bucket = id ? normalizedValue(prefix, id, 100, ROLLOUT_SEED) : randomBucket(random);
+    const bucket = id ? normalizedValue(prefix, id, 100) : randomBucket(random);
     return bucket <= rollout;
   };
 };

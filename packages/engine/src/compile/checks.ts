@@ -1,0 +1,70 @@
+import type { Predicate } from '../operators/operator.js';
+import { NEVER } from '../strategies/strategy.js';
+import type { Context } from '../types.js';
+
+/**
+ * Identifies the evaluation in progress: a fresh number for every `evaluate`/`evaluateAll` call
+ * (never reused), restored when a nested call (say, from a custom strategy) returns.
+ */
+const evaluation = { stamp: 0 };
+let lastStamp = 0;
+
+export function beginEvaluation(): number {
+  const previous = evaluation.stamp;
+  evaluation.stamp = ++lastStamp;
+  return previous;
+}
+
+export function endEvaluation(previous: number): void {
+  evaluation.stamp = previous;
+}
+
+/**
+ * The constraints of one snapshot, each compiled once and answered at most once per evaluation.
+ * Real payloads repeat constraints (`environment IN [production]`, shared segments, user lists)
+ * across many flags; identical ones get one id, and an answer is kept per id, stamped with the
+ * evaluation that computed it. Ids are small integers, answers live in typed arrays: checking a
+ * strategy's constraints is a loop over an Int32Array, no closure per constraint.
+ */
+export class SharedChecks {
+  private readonly ids = new Map<string, number>();
+  private readonly tests: Predicate[] = [];
+  private stamps = new Float64Array(0);
+  private answers = new Uint8Array(0);
+  /** The check that never passes (malformed constraints, unknown segments). */
+  readonly never: number = this.add('never', NEVER);
+
+  /** The id of the check with this normalised key, if it was added already. */
+  find(key: string): number | undefined {
+    return this.ids.get(key);
+  }
+
+  add(key: string, test: Predicate): number {
+    const id = this.tests.length;
+    this.tests.push(test);
+    this.ids.set(key, id);
+    return id;
+  }
+
+  /** Sizes the answer arrays once every check is known. */
+  seal(): void {
+    this.stamps = new Float64Array(this.tests.length);
+    this.answers = new Uint8Array(this.tests.length);
+  }
+
+  /** Whether every check of `ids` passes for the context. */
+  all(ids: Int32Array, context: Context): boolean {
+    const stamp = evaluation.stamp;
+    const stamps = this.stamps;
+    const answers = this.answers;
+    for (let i = 0; i < ids.length; i++) {
+      const id = ids[i]!;
+      if (stamps[id] !== stamp) {
+        answers[id] = this.tests[id]!(context) ? 1 : 0;
+        stamps[id] = stamp;
+      }
+      if (answers[id] === 0) return false;
+    }
+    return true;
+  }
+}
