@@ -1,0 +1,165 @@
+import type { Context } from '@flags/schemas';
+import { ProxyError } from '../errors.js';
+
+/** Top-level context fields; any other top-level field is a property. */
+const KNOWN = new Set([
+  'appName',
+  'environment',
+  'userId',
+  'sessionId',
+  'remoteAddress',
+  'currentTime',
+  'properties',
+]);
+/** Names that must never become keys (prototype pollution). */
+const FORBIDDEN = new Set(['__proto__', 'constructor', 'prototype']);
+
+export interface ContextDefaults {
+  readonly appName: string;
+  /** The configured `environment`: when set it overrides the caller's. */
+  readonly environment: string | undefined;
+}
+
+type Properties = Record<string, string | undefined>;
+
+function newProperties(): Properties {
+  return Object.create(null) as Properties;
+}
+
+function scalar(value: unknown, field: string): string | undefined {
+  if (typeof value === 'string') return value === '' ? undefined : value;
+  if (typeof value === 'number' || typeof value === 'boolean') return String(value);
+  if (value === null || value === undefined) return undefined;
+  throw new ProxyError('BAD_CONTEXT', [`context field "${field}" must be a string`]);
+}
+
+function parseTime(value: string | undefined): Date | undefined {
+  if (value === undefined) return undefined;
+  const date = new Date(/^\d+$/.test(value) ? Number(value) : value);
+  return Number.isNaN(date.getTime()) ? undefined : date;
+}
+
+function finish(
+  context: Context,
+  time: string | undefined,
+  properties: Properties | undefined,
+  rest: Properties | undefined,
+  ip: string,
+  defaults: ContextDefaults,
+): Context {
+  // Explicit `properties.x` wins over a top-level `x` (Unleash Proxy's rule).
+  if (rest !== undefined) {
+    properties ??= newProperties();
+    for (const key in rest) if (properties[key] === undefined) properties[key] = rest[key];
+  }
+  const currentTime = parseTime(time);
+  if (currentTime !== undefined) context.currentTime = currentTime;
+  context.properties = properties ?? newProperties();
+  context.appName ??= defaults.appName;
+  context.environment = defaults.environment ?? context.environment ?? 'default';
+  // A caller-supplied address wins over the socket (or trusted forwarded) address.
+  context.remoteAddress ??= ip;
+  return context;
+}
+
+function setKnown(context: Context, key: string, value: string | undefined): void {
+  if (value === undefined) return;
+  switch (key) {
+    case 'appName':
+      context.appName = value;
+      break;
+    case 'environment':
+      context.environment = value;
+      break;
+    case 'userId':
+      context.userId = value;
+      break;
+    case 'sessionId':
+      context.sessionId = value;
+      break;
+    case 'remoteAddress':
+      context.remoteAddress = value;
+      break;
+  }
+}
+
+/**
+ * Builds the engine context from a parsed query string (`GET /proxy`): known fields at the top,
+ * `properties[name]=value` and every other parameter as properties. A repeated parameter is a 400.
+ */
+export function contextFromQuery(
+  query: Readonly<Record<string, string | string[] | undefined>>,
+  ip: string,
+  defaults: ContextDefaults,
+): Context {
+  const context: Context = {};
+  let properties: Properties | undefined;
+  let rest: Properties | undefined;
+  let time: string | undefined;
+  for (const key in query) {
+    const raw = query[key];
+    if (raw === undefined) continue;
+    if (typeof raw !== 'string') {
+      throw new ProxyError('BAD_CONTEXT', [`query parameter "${key}" must be given once`]);
+    }
+    const value = raw === '' ? undefined : raw;
+    if (key.startsWith('properties[') && key.endsWith(']')) {
+      const name = key.slice(11, -1);
+      if (name === '' || FORBIDDEN.has(name) || value === undefined) continue;
+      properties ??= newProperties();
+      properties[name] = value;
+    } else if (key === 'properties') {
+      throw new ProxyError('BAD_CONTEXT', ['"properties" must be given as properties[name]=value']);
+    } else if (key === 'currentTime') {
+      time = value;
+    } else if (KNOWN.has(key)) {
+      setKnown(context, key, value);
+    } else if (!FORBIDDEN.has(key) && value !== undefined) {
+      rest ??= newProperties();
+      rest[key] = value;
+    }
+  }
+  return finish(context, time, properties, rest, ip, defaults);
+}
+
+/** Builds the engine context from a `POST /proxy` body's `context` object. */
+export function contextFromBody(input: unknown, ip: string, defaults: ContextDefaults): Context {
+  const context: Context = {};
+  if (input === undefined || input === null)
+    return finish(context, undefined, undefined, undefined, ip, defaults);
+  if (typeof input !== 'object' || Array.isArray(input)) {
+    throw new ProxyError('BAD_CONTEXT', ['"context" must be an object']);
+  }
+  let properties: Properties | undefined;
+  let rest: Properties | undefined;
+  let time: string | undefined;
+  const source = input as Record<string, unknown>;
+  for (const key of Object.keys(source)) {
+    const raw = source[key];
+    if (key === 'properties') {
+      if (raw === undefined || raw === null) continue;
+      if (typeof raw !== 'object' || Array.isArray(raw)) {
+        throw new ProxyError('BAD_CONTEXT', ['"context.properties" must be an object of strings']);
+      }
+      properties ??= newProperties();
+      for (const name of Object.keys(raw)) {
+        if (FORBIDDEN.has(name)) continue;
+        const value = scalar((raw as Record<string, unknown>)[name], `properties.${name}`);
+        if (value !== undefined) properties[name] = value;
+      }
+    } else if (key === 'currentTime') {
+      time = raw instanceof Date ? raw.toISOString() : scalar(raw, key);
+    } else if (KNOWN.has(key)) {
+      setKnown(context, key, scalar(raw, key));
+    } else if (
+      !FORBIDDEN.has(key) &&
+      (typeof raw === 'string' || typeof raw === 'number' || typeof raw === 'boolean')
+    ) {
+      const value = scalar(raw, key);
+      if (value === undefined) continue;
+      rest ??= newProperties();
+      rest[key] = value;
+    }
+  }
+  return finish(context, time, properties, rest, ip, defaults);
+}

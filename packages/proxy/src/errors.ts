@@ -1,0 +1,96 @@
+import type { ErrorBody } from '@flags/schemas';
+import type { FastifyError, FastifyInstance } from 'fastify';
+import type { Logger } from './config/options.js';
+
+/**
+ * The one catalogue of JSON errors flags-proxy answers with. Routes throw `new ProxyError(code)`;
+ * the one handler below writes `{ name, message, details: [{ message }] }`. The plain-text answers
+ * fixed by the wire contract (503 `Not Ready`, 401 `Unauthorized`, the 501 of `/proxy/all`) are
+ * written by their hooks and routes directly.
+ */
+export const errorCatalogue = {
+  BAD_CONTEXT: { status: 400, name: 'BadDataError', message: 'The evaluation context is invalid.' },
+  BAD_BODY: { status: 400, name: 'BadDataError', message: 'The request body is invalid.' },
+  INVALID_JSON: {
+    status: 400,
+    name: 'BadDataError',
+    message: 'The request body is not valid JSON.',
+  },
+  NOT_FOUND: { status: 404, name: 'NotFoundError', message: 'There is nothing at this path.' },
+  BODY_TOO_LARGE: {
+    status: 413,
+    name: 'ContentTooLargeError',
+    message: 'The request body is larger than this proxy accepts.',
+  },
+  UNSUPPORTED_MEDIA_TYPE: {
+    status: 415,
+    name: 'ContentTypeError',
+    message: 'The content type is not supported; send application/json.',
+  },
+  ENRICHER_FAILED: {
+    status: 500,
+    name: 'ContextEnricherError',
+    message: 'A custom context enricher of this proxy failed.',
+  },
+  INTERNAL: { status: 500, name: 'InternalError', message: 'Something went wrong in the proxy.' },
+} as const satisfies Record<string, { status: number; name: string; message: string }>;
+
+export type ErrorCode = keyof typeof errorCatalogue;
+
+export class ProxyError extends Error {
+  readonly status: number;
+  readonly details: readonly string[];
+  constructor(
+    readonly code: ErrorCode,
+    details?: readonly string[],
+  ) {
+    const entry = errorCatalogue[code];
+    super(entry.message);
+    this.name = entry.name;
+    this.status = entry.status;
+    this.details = details ?? [entry.message];
+  }
+}
+
+export function errorBody(error: ProxyError): ErrorBody {
+  return {
+    name: error.name,
+    message: error.message,
+    details: error.details.map((message) => ({ message })),
+  };
+}
+
+/** Maps Fastify's own errors (body parsing, limits) into the catalogue. */
+function fromFastifyError(error: FastifyError): ProxyError | undefined {
+  switch (error.code) {
+    case 'FST_ERR_CTP_BODY_TOO_LARGE':
+      return new ProxyError('BODY_TOO_LARGE');
+    case 'FST_ERR_CTP_INVALID_MEDIA_TYPE':
+      return new ProxyError('UNSUPPORTED_MEDIA_TYPE');
+    case 'FST_ERR_CTP_EMPTY_JSON_BODY':
+    case 'FST_ERR_CTP_INVALID_CONTENT_LENGTH':
+      return new ProxyError('INVALID_JSON', [error.message]);
+  }
+  if (error instanceof SyntaxError) return new ProxyError('INVALID_JSON', [error.message]);
+  if (error.validation) return new ProxyError('BAD_BODY', [error.message]);
+  if (typeof error.statusCode === 'number' && error.statusCode >= 400 && error.statusCode < 500) {
+    return new ProxyError('BAD_BODY', [error.message]);
+  }
+  return undefined;
+}
+
+export function installErrorHandler(app: FastifyInstance, log: Logger): void {
+  app.setErrorHandler((raw: FastifyError, _request, reply) => {
+    const error =
+      raw instanceof ProxyError ? raw : (fromFastifyError(raw) ?? new ProxyError('INTERNAL'));
+    if (error.code === 'INTERNAL')
+      log.error({ err: raw }, 'unexpected error while answering a request');
+    void reply.code(error.status).type('application/json; charset=utf-8').send(errorBody(error));
+  });
+  app.setNotFoundHandler((_request, reply) => {
+    void reply
+      .code(404)
+      .type('application/json; charset=utf-8')
+      .send(errorBody(new ProxyError('NOT_FOUND')));
+  });
+}

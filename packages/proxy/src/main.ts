@@ -1,0 +1,42 @@
+#!/usr/bin/env node
+import { ConfigError } from './config/load.js';
+import { createProxy } from './index.js';
+
+/** The `flags-proxy` command: configuration from the environment, listen, stop on signals. */
+async function main(): Promise<void> {
+  let proxy: Awaited<ReturnType<typeof createProxy>>;
+  try {
+    proxy = await createProxy({}, process.env);
+  } catch (error) {
+    if (error instanceof ConfigError) {
+      process.stderr.write(`flags-proxy: ${error.message}\n`);
+      process.exit(1);
+    }
+    throw error;
+  }
+  const { app, config, log } = proxy;
+  try {
+    await app.listen({ port: config.port, host: config.host });
+  } catch (error) {
+    log.fatal({ err: error instanceof Error ? error.message : String(error) }, 'cannot listen');
+    process.exit(1);
+  }
+  log.info({ port: config.port }, `flags-proxy is listening on port ${config.port}`);
+  let stopping = false;
+  const stop = (signal: string) => {
+    if (stopping) return;
+    stopping = true;
+    log.info({ signal }, 'shutting down');
+    app.close().then(
+      () => process.exit(0),
+      () => process.exit(1),
+    );
+  };
+  process.on('SIGTERM', () => stop('SIGTERM'));
+  process.on('SIGINT', () => stop('SIGINT'));
+}
+
+main().catch((error: unknown) => {
+  process.stderr.write(`flags-proxy: ${error instanceof Error ? error.message : String(error)}\n`);
+  process.exit(1);
+});

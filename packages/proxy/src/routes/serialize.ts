@@ -1,0 +1,128 @@
+import type { Evaluation } from '@flags/engine';
+import type { Context } from '@flags/schemas';
+import type { FastifyReply, FastifyRequest } from 'fastify';
+import { type CompiledState, toggleJson } from '../state.js';
+
+/** A response body and its weak validator. */
+export interface Rendered {
+  readonly body: string;
+  readonly etag: string;
+}
+
+const PREFIX = '{"toggles":[';
+const SUFFIX = ']}';
+
+// FNV-1a and a second multiplicative hash over the result ids: the ETag stands for the exact list
+// of (interned) results, so it is computed without hashing the body itself.
+const FNV_OFFSET = 0x811c9dc5;
+const FNV_PRIME = 0x01000193;
+
+function etagOf(h1: number, h2: number, count: number): string {
+  return `W/"${count.toString(36)}-${(h1 >>> 0).toString(36)}${(h2 >>> 0).toString(36)}"`;
+}
+
+/** `{"toggles":[...]}` of the results that are enabled (or of all, with `all`). */
+export function renderEvaluations(
+  compiled: CompiledState,
+  context: Context,
+  all: boolean,
+): Rendered {
+  const results = compiled.snapshot.evaluateAll(context);
+  let body = PREFIX;
+  let h1 = FNV_OFFSET;
+  let h2 = 0x9e3779b9;
+  let count = 0;
+  for (let i = 0; i < results.length; i++) {
+    const result = results[i] as Evaluation;
+    if (!all && !result.enabled) continue;
+    const fragment = compiled.fragment(result);
+    body = count === 0 ? body + fragment.json : `${body},${fragment.json}`;
+    h1 = Math.imul(h1 ^ fragment.id, FNV_PRIME);
+    h2 = Math.imul(h2 ^ (fragment.id + count), 0x85ebca6b) ^ (h2 >>> 13);
+    count++;
+  }
+  return { body: body + SUFFIX, etag: etagOf(h1, h2, count) };
+}
+
+/**
+ * One entry per requested name, in request order: known names evaluated, unknown names as the
+ * disabled answer with `impressionData: false`.
+ */
+export function renderNamed(
+  compiled: CompiledState,
+  context: Context,
+  names: readonly string[],
+): Rendered {
+  const snapshot = compiled.snapshot;
+  const parts = new Array<string>(names.length);
+  let h1 = FNV_OFFSET;
+  for (let i = 0; i < names.length; i++) {
+    const name = names[i] as string;
+    const result = snapshot.evaluate(name, context);
+    if (result === undefined) {
+      parts[i] = unknownToggleJson(name);
+      h1 = Math.imul(h1 ^ 0x7fffffff, FNV_PRIME);
+    } else {
+      const fragment = compiled.fragment(result);
+      parts[i] = fragment.json;
+      h1 = Math.imul(h1 ^ fragment.id, FNV_PRIME);
+    }
+  }
+  const body = `${PREFIX}${parts.join(',')}${SUFFIX}`;
+  return { body, etag: etagOf(h1, body.length, names.length) };
+}
+
+const UNKNOWN_VARIANT = Object.freeze({
+  name: 'disabled',
+  enabled: false,
+  feature_enabled: false,
+  featureEnabled: false,
+});
+
+function unknownToggleJson(name: string): string {
+  return toggleJson({
+    name,
+    enabled: false,
+    variant: UNKNOWN_VARIANT,
+    impressionData: false,
+    reason: 'DISABLED',
+  });
+}
+
+/** Headers of every evaluation 200 (the header name `Cache-control` is spelled as Unleash Proxy does). */
+const EVALUATION_HEADERS = {
+  'content-type': 'application/json; charset=utf-8',
+  'Cache-control': 'public, max-age=2',
+  vary: 'Accept-Encoding',
+};
+
+function matches(ifNoneMatch: string, etag: string): boolean {
+  if (ifNoneMatch === etag || ifNoneMatch === '*') return true;
+  // Weak comparison over a list (RFC 9110 §13.1.2).
+  const opaque = etag.slice(2);
+  for (const candidate of ifNoneMatch.split(',')) {
+    const trimmed = candidate.trim();
+    if (trimmed === etag || trimmed === opaque || trimmed === '*') return true;
+  }
+  return false;
+}
+
+/** Sends an evaluation body; a GET/HEAD whose `If-None-Match` matches gets 304. */
+export function sendRendered(
+  request: FastifyRequest,
+  reply: FastifyReply,
+  rendered: Rendered,
+): FastifyReply {
+  reply.headers(EVALUATION_HEADERS);
+  reply.header('etag', rendered.etag);
+  const ifNoneMatch = request.headers['if-none-match'];
+  if (
+    ifNoneMatch !== undefined &&
+    request.method !== 'POST' &&
+    matches(ifNoneMatch, rendered.etag)
+  ) {
+    reply.removeHeader('content-type');
+    return reply.code(304).send();
+  }
+  return reply.code(200).send(rendered.body);
+}

@@ -1,0 +1,101 @@
+import { hostname } from 'node:os';
+import { type CompileOptions, compile, type Evaluation, type Snapshot } from '@flags/engine';
+import type { ClientFeatures } from '@flags/schemas';
+
+/** One result's serialized JSON and a small id that stands for it in ETags. */
+export interface Fragment {
+  readonly json: string;
+  readonly id: number;
+}
+
+let nextFragmentId = 1;
+
+/**
+ * A compiled upstream payload plus what is derived from it once (habit 9): the JSON fragment of
+ * every interned engine result, built the first time the result is served and reused after.
+ */
+export class CompiledState {
+  private readonly fragments = new Map<Evaluation, Fragment>();
+  private clientFeaturesBody: string | undefined;
+
+  constructor(
+    readonly snapshot: Snapshot,
+    readonly receivedAt: number,
+  ) {}
+
+  get payload(): ClientFeatures {
+    return this.snapshot.payload;
+  }
+
+  /** The toggle JSON of one result (`reason` is internal and not sent). */
+  fragment(result: Evaluation): Fragment {
+    let fragment = this.fragments.get(result);
+    if (fragment === undefined) {
+      fragment = { json: toggleJson(result), id: nextFragmentId++ };
+      this.fragments.set(result, fragment);
+    }
+    return fragment;
+  }
+
+  /** `{version, features, segments}` as synced, serialized once (for `/proxy/client/features`). */
+  clientFeaturesJson(): string {
+    this.clientFeaturesBody ??= JSON.stringify({
+      version: this.payload.version,
+      features: this.payload.features,
+      ...(this.payload.segments === undefined ? {} : { segments: this.payload.segments }),
+    });
+    return this.clientFeaturesBody;
+  }
+}
+
+export function toggleJson(result: Evaluation): string {
+  return JSON.stringify({
+    name: result.name,
+    enabled: result.enabled,
+    variant: result.variant,
+    impressionData: result.impressionData,
+  });
+}
+
+export type StateListener = (state: CompiledState) => void;
+
+/**
+ * The proxy's current compiled snapshot. The sync loop is its only writer; request handlers only
+ * read `current` (habit 8). Not ready until the first payload arrives.
+ */
+export class ProxyState {
+  private compiled: CompiledState | undefined;
+  /** Epoch ms of the last payload change and of the last successful upstream check. */
+  lastUpdateMs = 0;
+  lastFetchMs = 0;
+  private readonly listeners: StateListener[] = [];
+
+  constructor(private readonly compileOptions: CompileOptions = {}) {}
+
+  get ready(): boolean {
+    return this.compiled !== undefined;
+  }
+
+  get current(): CompiledState | undefined {
+    return this.compiled;
+  }
+
+  /** Compiles and swaps in a new payload; returns the new state. */
+  update(payload: ClientFeatures, now = Date.now()): CompiledState {
+    const snapshot = compile(payload, { hostname: hostname(), ...this.compileOptions });
+    this.compiled = new CompiledState(snapshot, now);
+    this.lastUpdateMs = now;
+    this.lastFetchMs = now;
+    for (const listener of this.listeners) listener(this.compiled);
+    return this.compiled;
+  }
+
+  /** An upstream check that changed nothing (304). */
+  touch(now = Date.now()): void {
+    this.lastFetchMs = now;
+  }
+
+  onUpdate(listener: StateListener): void {
+    this.listeners.push(listener);
+  }
+}

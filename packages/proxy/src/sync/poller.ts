@@ -1,0 +1,215 @@
+import { type ClientFeatures, clientFeaturesSchema } from '@flags/schemas';
+import { Ajv } from 'ajv';
+import { type Dispatcher, request } from 'undici';
+import type { ProxyConfig } from '../config/load.js';
+import type { Logger } from '../config/options.js';
+import type { ProxyState } from '../state.js';
+import { featuresUrl, upstreamHeaders } from './upstream.js';
+
+const validatePayload = new Ajv({ allErrors: false, strict: false }).compile(clientFeaturesSchema);
+
+/** What one poll did; the next delay follows from it. */
+export type PollOutcome = 'updated' | 'unchanged' | 'failed' | 'unauthorized';
+
+export interface PollerTiming {
+  /** Source of randomness for jitter (tests pin it). */
+  readonly random?: () => number;
+}
+
+/** Longest wait between polls after repeated failures, as a multiple of the refresh interval. */
+const MAX_BACKOFF_FACTOR = 32;
+/** Hard ceiling of any wait (5 minutes). */
+const MAX_BACKOFF_MS = 300_000;
+
+/**
+ * The sync loop (habit 8): polls `GET {flagsUrl}/client/features` with `If-None-Match`, compiles
+ * each new payload into `state`, and keeps the last good snapshot on every kind of failure.
+ * Network errors, 5xx and 429 back off exponentially with jitter (honouring `Retry-After`);
+ * 401/403 are logged as a token problem and retried at the slowest pace.
+ */
+export class Poller {
+  private etag: string | undefined;
+  private failures = 0;
+  private timer: NodeJS.Timeout | undefined;
+  private stopped = false;
+  private running: Promise<PollOutcome> | undefined;
+  private readonly url: URL;
+  private readonly headers: Record<string, string>;
+  private readonly random: () => number;
+  private retryAfterMs: number | undefined;
+  private firstSync: Promise<void>;
+  private resolveFirstSync!: () => void;
+
+  constructor(
+    private readonly config: ProxyConfig,
+    private readonly state: ProxyState,
+    private readonly log: Logger,
+    private readonly dispatcher: Dispatcher,
+    timing: PollerTiming = {},
+  ) {
+    this.url = featuresUrl(config);
+    this.headers = {
+      ...upstreamHeaders(config),
+      'unleash-interval': String(config.refreshInterval),
+    };
+    this.random = timing.random ?? Math.random;
+    this.firstSync = new Promise((resolve) => {
+      this.resolveFirstSync = resolve;
+    });
+  }
+
+  /** Resolves once the proxy holds a snapshot (first successful sync). */
+  get ready(): Promise<void> {
+    return this.firstSync;
+  }
+
+  /** Polls now, then keeps polling until `stop()`. */
+  start(): void {
+    this.stopped = false;
+    void this.tick();
+  }
+
+  stop(): void {
+    this.stopped = true;
+    if (this.timer !== undefined) clearTimeout(this.timer);
+    this.timer = undefined;
+  }
+
+  /** Waits for an in-flight poll (used on shutdown). */
+  async idle(): Promise<void> {
+    await this.running;
+  }
+
+  private async tick(): Promise<void> {
+    const outcome = await this.poll();
+    if (this.stopped) return;
+    const delay = this.nextDelay(outcome);
+    this.timer = setTimeout(() => void this.tick(), delay);
+    this.timer.unref();
+  }
+
+  /** One poll; never throws. */
+  poll(): Promise<PollOutcome> {
+    this.running = this.fetchOnce().catch((error: unknown) => {
+      this.log.warn(
+        { err: describe(error), url: this.url.href },
+        'upstream features request failed',
+      );
+      return 'failed' as const;
+    });
+    return this.running;
+  }
+
+  /** Delay before the next poll: the refresh interval, or a jittered backoff after failures. */
+  nextDelay(outcome: PollOutcome): number {
+    const interval = this.config.refreshInterval;
+    const ceiling = Math.min(interval * MAX_BACKOFF_FACTOR, MAX_BACKOFF_MS);
+    if (outcome === 'updated' || outcome === 'unchanged') {
+      this.failures = 0;
+      return interval;
+    }
+    if (outcome === 'unauthorized') return Math.max(interval, ceiling * (0.5 + this.random() / 2));
+    this.failures = Math.min(this.failures + 1, 16);
+    const backoff = Math.min(interval * 2 ** this.failures, ceiling);
+    // Equal jitter: half fixed, half random, so a fleet of proxies does not retry in step.
+    const jittered = backoff / 2 + (this.random() * backoff) / 2;
+    const retryAfter = this.retryAfterMs;
+    this.retryAfterMs = undefined;
+    return Math.max(interval, jittered, Math.min(retryAfter ?? 0, MAX_BACKOFF_MS));
+  }
+
+  private async fetchOnce(): Promise<PollOutcome> {
+    const headers: Record<string, string> =
+      this.etag === undefined ? this.headers : { ...this.headers, 'if-none-match': this.etag };
+    const response = await request(this.url, {
+      method: 'GET',
+      headers,
+      dispatcher: this.dispatcher,
+      headersTimeout: this.config.upstreamTimeoutMs,
+      bodyTimeout: this.config.upstreamTimeoutMs,
+    });
+    const status = response.statusCode;
+    if (status === 304) {
+      await response.body.dump();
+      this.state.touch();
+      return 'unchanged';
+    }
+    if (status === 401 || status === 403) {
+      await response.body.dump();
+      this.log.error(
+        { status, url: this.url.href },
+        `upstream rejected the API token (${status}): check FLAGS_API_TOKEN (a client token of the upstream). Serving the last good snapshot and retrying slowly.`,
+      );
+      return 'unauthorized';
+    }
+    if (status < 200 || status >= 300) {
+      await response.body.dump();
+      this.retryAfterMs = parseRetryAfter(response.headers['retry-after']);
+      this.log.warn(
+        { status, url: this.url.href },
+        `upstream answered ${status}; keeping the last good snapshot`,
+      );
+      return 'failed';
+    }
+    const text = await response.body.text();
+    let payload: unknown;
+    try {
+      payload = JSON.parse(text);
+    } catch {
+      this.log.warn(
+        { url: this.url.href },
+        'upstream sent invalid JSON; keeping the last good snapshot',
+      );
+      return 'failed';
+    }
+    if (!validatePayload(payload)) {
+      const where = validatePayload.errors?.[0];
+      this.log.warn(
+        {
+          url: this.url.href,
+          problem: `${where?.instancePath ?? ''} ${where?.message ?? ''}`.trim(),
+        },
+        'upstream payload does not match the client features schema; keeping the last good snapshot',
+      );
+      return 'failed';
+    }
+    const etag = response.headers.etag;
+    this.etag = typeof etag === 'string' && etag !== '' ? etag : undefined;
+    const wasReady = this.state.ready;
+    this.state.update(payload as ClientFeatures);
+    if (!wasReady) {
+      this.log.info(
+        { features: (payload as ClientFeatures).features.length },
+        'synchronized with upstream; ready',
+      );
+      this.resolveFirstSync();
+    } else {
+      this.log.debug(
+        { features: (payload as ClientFeatures).features.length },
+        'new upstream payload',
+      );
+    }
+    return 'updated';
+  }
+
+  /** Marks readiness reached by other means (bootstrap, backup). */
+  markReady(): void {
+    this.resolveFirstSync();
+  }
+}
+
+function parseRetryAfter(value: string | string[] | undefined): number | undefined {
+  const text = Array.isArray(value) ? value[0] : value;
+  if (text === undefined) return undefined;
+  if (/^\d+$/.test(text.trim())) return Number(text) * 1000;
+  const date = Date.parse(text);
+  return Number.isNaN(date) ? undefined : Math.max(0, date - Date.now());
+}
+
+function describe(error: unknown): string {
+  if (error instanceof Error) {
+    const code = (error as { code?: unknown }).code;
+    return typeof code === 'string' ? `${code}: ${error.message}` : error.message;
+  }
+  return String(error);
+}

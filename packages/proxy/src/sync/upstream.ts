@@ -1,0 +1,41 @@
+import { randomUUID } from 'node:crypto';
+import { Agent, type Dispatcher, ProxyAgent } from 'undici';
+import type { ProxyConfig } from '../config/load.js';
+
+export const PROXY_VERSION = '0.1.0';
+export const USER_AGENT = `flags-proxy/${PROXY_VERSION}`;
+
+/** One per process, like the upstream expects (`UNLEASH-CONNECTION-ID`). */
+const connectionId = randomUUID();
+
+/** The dispatcher for upstream requests: an HTTP(S) proxy when configured, TLS options always. */
+export function createDispatcher(config: ProxyConfig): Dispatcher {
+  const connect = { rejectUnauthorized: config.rejectUnauthorized };
+  const via = config.flagsUrl.protocol === 'https:' ? config.httpsProxy : config.httpProxy;
+  if (via !== undefined) {
+    return new ProxyAgent({ uri: via.href, requestTls: connect, connect });
+  }
+  return new Agent({ connect });
+}
+
+/** Headers every upstream request carries. */
+export function upstreamHeaders(config: ProxyConfig): Record<string, string> {
+  return {
+    authorization: config.flagsApiToken,
+    'user-agent': USER_AGENT,
+    'unleash-appname': config.flagsAppName,
+    'unleash-instanceid': config.flagsInstanceId,
+    'unleash-connection-id': connectionId,
+    'unleash-sdk': `flags-proxy:${PROXY_VERSION}`,
+    'unleash-client-spec': '5.2.0',
+  };
+}
+
+/** `GET {flagsUrl}/client/features` with the configured filters. */
+export function featuresUrl(config: ProxyConfig): URL {
+  const url = new URL('client/features', config.flagsUrl);
+  if (config.projectName !== undefined) url.searchParams.append('project', config.projectName);
+  if (config.namePrefix !== undefined) url.searchParams.append('namePrefix', config.namePrefix);
+  for (const tag of config.tags) url.searchParams.append('tag', `${tag.name}:${tag.value}`);
+  return url;
+}

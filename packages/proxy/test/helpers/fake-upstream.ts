@@ -1,0 +1,134 @@
+import { createHash } from 'node:crypto';
+import { createServer, type IncomingHttpHeaders, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+
+export interface RecordedRequest {
+  readonly method: string;
+  readonly path: string;
+  readonly query: URLSearchParams;
+  readonly headers: IncomingHttpHeaders;
+  readonly body: string;
+  readonly at: number;
+}
+
+export type UpstreamMode =
+  | 'ok'
+  | 'error500'
+  | 'unauthorized'
+  | 'forbidden'
+  | 'garbage'
+  | 'invalid'
+  | 'throttle'
+  | 'hang';
+
+/**
+ * A real HTTP server standing in for the upstream client API: serves a payload with an ETag
+ * (304 on a match), records every request, and can be switched to failure modes or shut down.
+ */
+export class FakeUpstream {
+  readonly requests: RecordedRequest[] = [];
+  mode: UpstreamMode = 'ok';
+  retryAfter: string | undefined;
+  private payload: unknown;
+  private etag = '';
+  private server: Server | undefined;
+  private port = 0;
+
+  constructor(payload: unknown) {
+    this.setPayload(payload);
+  }
+
+  setPayload(payload: unknown): void {
+    this.payload = payload;
+    this.etag = `"${createHash('sha1').update(JSON.stringify(payload)).digest('hex').slice(0, 16)}"`;
+  }
+
+  get url(): string {
+    return `http://127.0.0.1:${this.port}/api`;
+  }
+
+  featureRequests(): RecordedRequest[] {
+    return this.requests.filter((request) => request.path === '/api/client/features');
+  }
+
+  async start(port = 0): Promise<this> {
+    this.server = createServer((request, response) => {
+      const chunks: Buffer[] = [];
+      request.on('data', (chunk: Buffer) => chunks.push(chunk));
+      request.on('end', () => {
+        const url = new URL(request.url ?? '/', 'http://upstream');
+        this.requests.push({
+          method: request.method ?? '',
+          path: url.pathname,
+          query: url.searchParams,
+          headers: request.headers,
+          body: Buffer.concat(chunks).toString('utf8'),
+          at: Date.now(),
+        });
+        if (url.pathname !== '/api/client/features') {
+          response.writeHead(202).end();
+          return;
+        }
+        this.answerFeatures(request.headers, response);
+      });
+    });
+    await new Promise<void>((resolve) => this.server?.listen(port, '127.0.0.1', resolve));
+    this.port = (this.server.address() as AddressInfo).port;
+    return this;
+  }
+
+  private answerFeatures(
+    headers: IncomingHttpHeaders,
+    response: import('node:http').ServerResponse,
+  ): void {
+    switch (this.mode) {
+      case 'error500':
+        response.writeHead(500, { 'content-type': 'text/plain' }).end('boom');
+        return;
+      case 'unauthorized':
+        response.writeHead(401).end();
+        return;
+      case 'forbidden':
+        response.writeHead(403).end();
+        return;
+      case 'throttle':
+        response
+          .writeHead(429, this.retryAfter === undefined ? {} : { 'retry-after': this.retryAfter })
+          .end();
+        return;
+      case 'garbage':
+        response
+          .writeHead(200, { 'content-type': 'application/json' })
+          .end('{"version": 2, "features": [');
+        return;
+      case 'invalid':
+        response
+          .writeHead(200, { 'content-type': 'application/json' })
+          .end('{"version":2,"features":"nope"}');
+        return;
+      case 'hang':
+        return;
+      case 'ok':
+        if (headers['if-none-match'] === this.etag) {
+          response.writeHead(304, { etag: this.etag }).end();
+          return;
+        }
+        response
+          .writeHead(200, { 'content-type': 'application/json', etag: this.etag })
+          .end(JSON.stringify(this.payload));
+    }
+  }
+
+  /** Stops answering (connections refused) until `start(samePort)`. */
+  async stop(): Promise<void> {
+    const server = this.server;
+    if (server === undefined) return;
+    this.server = undefined;
+    server.closeAllConnections();
+    await new Promise<void>((resolve) => server.close(() => resolve()));
+  }
+
+  async restart(): Promise<void> {
+    await this.start(this.port);
+  }
+}
