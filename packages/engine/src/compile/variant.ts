@@ -89,16 +89,21 @@ export function compileVariants(
     settings.fallbackStickiness ||
     'default';
   const seed = seedReader(stickiness);
-  return (context) => {
-    for (const override of overrides) {
-      const value = override.read(context);
-      if (value !== undefined && override.values.has(value)) return override.result;
-    }
+  const pickByWeight = (context: Context): Evaluation => {
     const id = seed(context);
     const target =
       id === undefined ? Math.floor(random() * total) + 1 : normalizedValue(prefix, id, total);
     let i = 0;
     while (bounds[i]! < target) i++;
     return picks[i]!;
+  };
+  if (overrides.length === 0) return pickByWeight;
+  return (context) => {
+    for (let i = 0; i < overrides.length; i++) {
+      const override = overrides[i]!;
+      const value = override.read(context);
+      if (value !== undefined && override.values.has(value)) return override.result;
+    }
+    return pickByWeight(context);
   };
 }
