@@ -16,12 +16,12 @@ async function main(): Promise<void> {
   }
   const { app, config, log } = proxy;
   try {
-    await app.listen({ port: config.port, host: config.host });
+    const address = await app.listen({ port: config.port, host: config.host });
+    log.info({ address }, `flags-proxy is listening on ${address}`);
   } catch (error) {
     log.fatal({ err: error instanceof Error ? error.message : String(error) }, 'cannot listen');
     process.exit(1);
   }
-  log.info({ port: config.port }, `flags-proxy is listening on port ${config.port}`);
   let stopping = false;
   const stop = (signal: string) => {
     if (stopping) return;
