@@ -1,0 +1,102 @@
+import assert from 'node:assert/strict';
+import type { Server } from 'node:http';
+import { createRequire } from 'node:module';
+import type { AddressInfo } from 'node:net';
+import { after, before, describe, it } from 'node:test';
+import { realisticContexts, realisticPayload } from './fixtures/realistic.js';
+import { CLIENT_KEY, call, type Running, startProxy, waitFor } from './helpers/proxy.js';
+
+const require = createRequire(import.meta.url);
+
+interface Toggle {
+  name: string;
+  enabled: boolean;
+  variant: Record<string, unknown>;
+}
+
+/**
+ * Differential test (acceptance 4): the same upstream payload and 500 deterministic contexts,
+ * evaluated by flags-proxy and by the reference @unleash/proxy 1.4.19 running in this process.
+ */
+describe('POST /proxy equals @unleash/proxy for 500 contexts and 200 flags', () => {
+  const payload = realisticPayload(200);
+  const contexts = realisticContexts(500);
+  const flagNames = payload.features.map((feature) => feature.name);
+  let ours: Running;
+  let reference: Server;
+  let referenceBase: string;
+
+  before(async () => {
+    ours = await startProxy(payload, { refreshInterval: 60_000, flagsAppName: 'differential' });
+    await ours.proxy.poller.ready;
+    const { createApp } = require('@unleash/proxy') as {
+      createApp: (options: Record<string, unknown>) => {
+        listen(port: number, host: string, cb: () => void): Server;
+      };
+    };
+    const app = createApp({
+      unleashUrl: ours.upstream.url,
+      unleashApiToken: 'upstream-token',
+      clientKeys: [CLIENT_KEY],
+      unleashAppName: 'differential',
+      refreshInterval: 60_000,
+      metricsInterval: 0,
+      logLevel: 'fatal',
+      clientMode: 'new',
+      storageProvider: { get: async () => undefined, set: async () => {} },
+    });
+    reference = await new Promise<Server>((resolve) => {
+      const server = app.listen(0, '127.0.0.1', () => resolve(server));
+    });
+    referenceBase = `http://127.0.0.1:${(reference.address() as AddressInfo).port}`;
+    await waitFor(
+      async () => (await call(referenceBase, 'GET', '/proxy/health')).status === 200,
+      10_000,
+    );
+  });
+
+  after(async () => {
+    reference.closeAllConnections();
+    await new Promise((resolve) => reference.close(resolve));
+    await ours.close();
+  });
+
+  async function evaluate(base: string, context: unknown, toggles?: string[]): Promise<Toggle[]> {
+    const answer = await call(base, 'POST', '/proxy', {
+      headers: { authorization: CLIENT_KEY, 'content-type': 'application/json' },
+      body: JSON.stringify(toggles === undefined ? { context } : { context, toggles }),
+    });
+    assert.equal(answer.status, 200);
+    return answer.json().toggles;
+  }
+
+  const shape = (toggle: Toggle) => ({
+    name: toggle.name,
+    enabled: toggle.enabled,
+    variant: toggle.variant,
+  });
+
+  it('agrees on enabled and variant of every flag (toggles list) and on the enabled list', async () => {
+    let enabledSeen = 0;
+    let variantsSeen = 0;
+    for (const context of contexts) {
+      const [mine, theirs] = await Promise.all([
+        evaluate(ours.base, context, flagNames),
+        evaluate(referenceBase, context, flagNames),
+      ]);
+      assert.deepEqual(mine.map(shape), theirs.map(shape), `context ${JSON.stringify(context)}`);
+      enabledSeen += mine.filter((toggle) => toggle.enabled).length;
+      variantsSeen += mine.filter((toggle) => toggle.variant.enabled).length;
+    }
+    // The fixture must exercise both answers, or the comparison proves little.
+    assert.ok(enabledSeen > 500 * 20 && enabledSeen < 500 * 180, `enabled answers: ${enabledSeen}`);
+    assert.ok(variantsSeen > 500 * 10, `variant answers: ${variantsSeen}`);
+    for (const context of contexts.slice(0, 100)) {
+      const [mine, theirs] = await Promise.all([
+        evaluate(ours.base, context),
+        evaluate(referenceBase, context),
+      ]);
+      assert.deepEqual(mine.map(shape), theirs.map(shape));
+    }
+  });
+});
