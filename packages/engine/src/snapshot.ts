@@ -1,14 +1,29 @@
 import type { ClientFeatures } from '@flags/schemas';
 import { beginEvaluation, endEvaluation, SharedChecks } from './compile/checks.js';
-import { linkDependencies } from './compile/dependency.js';
-import { type CompiledFlag, compileFeature, type SharedEnvironment } from './compile/feature.js';
+import { linkDependencies, type Requirement } from './compile/dependency.js';
+import {
+  type CompiledFlag,
+  compileFeature,
+  runFlag,
+  type SharedEnvironment,
+} from './compile/feature.js';
 import { compileSegments } from './compile/segment.js';
-import type { FlagResults } from './results.js';
 import type { CompileOptions, Context, CustomStrategy, Evaluation, Snapshot } from './types.js';
 
 interface Entry {
-  readonly results: FlagResults;
-  readonly evaluate: (context: Context) => Evaluation;
+  readonly flag: CompiledFlag;
+  readonly requirements: readonly Requirement[] | undefined;
+}
+
+/** A flag with its parents checked first. */
+function evaluateEntry(entry: Entry, context: Context): Evaluation {
+  const requirements = entry.requirements;
+  if (requirements !== undefined) {
+    for (let i = 0; i < requirements.length; i++) {
+      if (!requirements[i]!(context)) return entry.flag.results.disabled;
+    }
+  }
+  return runFlag(entry.flag, context);
 }
 
 class CompiledSnapshot implements Snapshot {
@@ -21,8 +36,8 @@ class CompiledSnapshot implements Snapshot {
     entries: readonly Entry[],
   ) {
     this.entries = entries;
-    this.names = Object.freeze(entries.map((entry) => entry.results.name));
-    this.byName = new Map(entries.map((entry) => [entry.results.name, entry]));
+    this.names = Object.freeze(entries.map((entry) => entry.flag.name));
+    this.byName = new Map(entries.map((entry) => [entry.flag.name, entry]));
   }
 
   has(name: string): boolean {
@@ -46,7 +61,7 @@ class CompiledSnapshot implements Snapshot {
     const outer = beginEvaluation();
     // One guard for the whole loop (the common case); flag by flag only if something threw.
     try {
-      for (let i = 0; i < entries.length; i++) out[i] = entries[i]!.evaluate(context);
+      for (let i = 0; i < entries.length; i++) out[i] = evaluateEntry(entries[i]!, context);
     } catch {
       for (let i = 0; i < entries.length; i++) out[i] = run(entries[i]!, context);
     } finally {
@@ -59,9 +74,9 @@ class CompiledSnapshot implements Snapshot {
 /** Evaluation never throws: an odd context (or a bug) yields the flag's ERROR answer. */
 function run(entry: Entry, context: Context): Evaluation {
   try {
-    return entry.evaluate(context);
+    return evaluateEntry(entry, context);
   } catch {
-    return entry.results.error;
+    return entry.flag.results.error;
   }
 }
 
@@ -109,7 +124,7 @@ export function compile(payload: ClientFeatures, options: CompileOptions = {}): 
   checks.seal();
   const entries: Entry[] = [];
   for (const flag of flags.values()) {
-    entries.push({ results: flag.results, evaluate: linkDependencies(flag, flags, shared) });
+    entries.push({ flag, requirements: linkDependencies(flag, flags, shared) });
   }
   return new CompiledSnapshot(payload, entries);
 }

@@ -42,7 +42,8 @@ function toContext(raw: Record<string, unknown>): Context {
 
 /** Files 19 and 20 describe the state as delta events: hydrate/apply them first. */
 function payloadOf(spec: SpecFile): ClientFeatures {
-  return 'events' in spec.state ? applyDelta(undefined, spec.state.events) : spec.state;
+  const state = spec.state as { events?: readonly DeltaEvent[] };
+  return state.events ? applyDelta(undefined, state.events) : (spec.state as ClientFeatures);
 }
 
 let toggleTests = 0;

@@ -132,7 +132,7 @@ describe('custom strategies', () => {
       ]),
       { strategies: [broken], onWarning: (warning) => warnings.push(warning) },
     );
-    assert.deepEqual(warnings, []);
+    assert.equal(warnings.length, 0, 'nothing is reported before a call throws');
     for (let i = 0; i < 5; i++) {
       const [a, b] = snapshot.evaluateAll({ userId: String(i) });
       assert.equal(a?.enabled, false);

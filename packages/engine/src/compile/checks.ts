@@ -24,7 +24,7 @@ export function endEvaluation(previous: number): void {
  * Real payloads repeat constraints (`environment IN [production]`, shared segments, user lists)
  * across many flags; identical ones get one id, and an answer is kept per id, stamped with the
  * evaluation that computed it. Ids are small integers, answers live in typed arrays: checking a
- * strategy's constraints is a loop over an Int32Array, no closure per constraint.
+ * strategy's constraints is a loop over a small array of ids, no closure per constraint.
  */
 export class SharedChecks {
   private readonly ids = new Map<string, number>();
@@ -53,7 +53,7 @@ export class SharedChecks {
   }
 
   /** Whether every check of `ids` passes for the context. */
-  all(ids: Int32Array, context: Context): boolean {
+  all(ids: readonly number[], context: Context): boolean {
     const stamp = evaluation.stamp;
     const stamps = this.stamps;
     const answers = this.answers;

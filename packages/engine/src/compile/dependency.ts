@@ -1,8 +1,9 @@
-import type { Context, Evaluation } from '../types.js';
+import type { Context } from '../types.js';
 import { describe, flagReporter } from '../warnings.js';
-import type { CompiledFlag, SharedEnvironment } from './feature.js';
+import { type CompiledFlag, runFlag, type SharedEnvironment } from './feature.js';
 
-type Requirement = (context: Context) => boolean;
+/** One parent condition of a dependent flag. */
+export type Requirement = (context: Context) => boolean;
 
 const UNSATISFIED: Requirement = () => false;
 
@@ -29,32 +30,23 @@ function requirement(
     reporter.warn(`depends on "${parent.name}", which has dependencies itself: the flag is off`);
     return UNSATISFIED;
   }
-  const own = parent.own;
-  if (enabled === false) return (context) => !own(context).enabled;
+  if (enabled === false) return (context) => !runFlag(parent, context).enabled;
   if (Array.isArray(variants) && variants.length > 0) {
     const names = new Set(variants.map(String));
     return (context) => {
-      const result = own(context);
+      const result = runFlag(parent, context);
       return result.enabled && names.has(result.variant.name);
     };
   }
-  return (context) => own(context).enabled;
+  return (context) => runFlag(parent, context).enabled;
 }
 
-/** The flag with its parents checked first; the flag itself when it has none. */
+/** The parent conditions of a flag, or undefined when it depends on nothing. */
 export function linkDependencies(
   flag: CompiledFlag,
   flags: ReadonlyMap<string, CompiledFlag>,
   shared: SharedEnvironment,
-): (context: Context) => Evaluation {
-  if (!hasDependencies(flag)) return flag.own;
-  const requirements = (flag.dependencies as unknown[]).map((raw) =>
-    requirement(raw, flag.name, flags, shared),
-  );
-  const { own } = flag;
-  const { disabled } = flag.results;
-  return (context) => {
-    for (const satisfied of requirements) if (!satisfied(context)) return disabled;
-    return own(context);
-  };
+): readonly Requirement[] | undefined {
+  if (!hasDependencies(flag)) return undefined;
+  return (flag.dependencies as unknown[]).map((raw) => requirement(raw, flag.name, flags, shared));
 }

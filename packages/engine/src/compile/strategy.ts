@@ -15,7 +15,7 @@ import { compileVariants, type VariantPicker } from './variant.js';
 
 export interface CompiledStrategy {
   /** Check ids of its constraints and segments, in order. */
-  readonly checks: Int32Array;
+  readonly checks: readonly number[];
   /** The strategy's own test; undefined when it passes for everyone. */
   readonly own: Predicate | undefined;
   /** The answer when it matches and no variant applies (STATIC or TARGETING_MATCH). */
@@ -80,7 +80,7 @@ export function compileStrategy(
   if (typeof raw !== 'object' || raw === null) {
     environment.reporter.warn(`strategy is ${describe(raw)}`);
     return {
-      checks: Int32Array.of(environment.checks.never),
+      checks: [environment.checks.never],
       own: undefined,
       result: environment.results.disabled,
       variants: undefined,
@@ -114,7 +114,7 @@ export function compileStrategy(
   ]);
   const stickiness = parameters.stickiness;
   return {
-    checks: Int32Array.from(checks),
+    checks: [...checks],
     own: own === ALWAYS ? undefined : own,
     result:
       own === ALWAYS && checks.size === 0

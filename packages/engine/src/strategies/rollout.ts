@@ -61,17 +61,17 @@ export const flexibleRollout: StrategyBuilder = (parameters, environment) => {
   };
 };
 
-export const gradualRolloutUserId: StrategyBuilder = (parameters, environment) => {
-  const rollout = percentage(parameters, 'percentage', environment);
-  if (rollout <= 0) return NEVER;
-  return byField((context) => context.userId, rollout, environment.groupPrefix);
-};
+/** `gradualRolloutUserId` / `gradualRolloutSessionId`: a `percentage` of one context field. */
+function gradualRollout(read: ContextReader): StrategyBuilder {
+  return (parameters, environment) => {
+    const rollout = percentage(parameters, 'percentage', environment);
+    if (rollout <= 0) return NEVER;
+    return byField(read, rollout, environment.groupPrefix);
+  };
+}
 
-export const gradualRolloutSessionId: StrategyBuilder = (parameters, environment) => {
-  const rollout = percentage(parameters, 'percentage', environment);
-  if (rollout <= 0) return NEVER;
-  return byField((context) => context.sessionId, rollout, environment.groupPrefix);
-};
+export const gradualRolloutUserId = gradualRollout((context) => context.userId);
+export const gradualRolloutSessionId = gradualRollout((context) => context.sessionId);
 
 export const gradualRolloutRandom: StrategyBuilder = (parameters, environment) => {
   const rollout = percentage(parameters, 'percentage', environment);
