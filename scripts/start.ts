@@ -1,0 +1,113 @@
+// `npm start`: flags-server on embedded PGlite with demo flags, and flags-proxy in front of it.
+// Everything a first look needs in one command; both services stay usable on their own
+// (`npx flags-server`, `npx flags-proxy`).
+import { readFileSync } from 'node:fs';
+import { resolve } from 'node:path';
+import { createProxy } from '@flags/proxy';
+import { buildApp, loadConfig, openDatabase } from '@flags/server';
+
+const env = process.env;
+const settings = {
+  proxyPort: Number(env.PORT ?? env.PROXY_PORT ?? 3000),
+  serverPort: Number(env.SERVER_PORT ?? 4242),
+  dataDir: resolve(env.DATA_DIR ?? 'data'),
+  adminToken: env.DEMO_ADMIN_TOKEN ?? '*:*.demo-admin-token',
+  clientToken: env.DEMO_CLIENT_TOKEN ?? 'default:development.demo-client-token',
+  clientKey: env.DEMO_CLIENT_KEY ?? 'demo-client-key',
+  logLevel: env.LOG_LEVEL ?? 'warn',
+};
+const demoExport = new URL('./demo/demo-flags.json', import.meta.url);
+const demoSegment = {
+  name: 'premium-customers',
+  description: 'Customers on the premium plan',
+  constraints: [{ contextName: 'plan', operator: 'IN', values: ['premium'], inverted: false }],
+};
+
+async function adminRequest(base: string, method: string, path: string, body?: unknown) {
+  const response = await fetch(`${base}${path}`, {
+    method,
+    headers: { authorization: settings.adminToken, 'content-type': 'application/json' },
+    ...(body === undefined ? {} : { body: JSON.stringify(body) }),
+  });
+  if (!response.ok) {
+    throw new Error(`${method} ${path} answered ${response.status}: ${await response.text()}`);
+  }
+  const text = await response.text();
+  return text ? JSON.parse(text) : undefined;
+}
+
+/** First start only: the demo segment, then the demo flags through the real import endpoint. */
+async function seedDemo(base: string): Promise<boolean> {
+  const { segments } = (await adminRequest(base, 'GET', '/api/admin/segments')) as {
+    segments: { name: string }[];
+  };
+  if (segments.some((segment) => segment.name === demoSegment.name)) return false;
+  await adminRequest(base, 'POST', '/api/admin/segments', demoSegment);
+  const payload = JSON.parse(readFileSync(demoExport, 'utf8'));
+  await adminRequest(base, 'POST', '/api/admin/features-batch/import', payload);
+  return true;
+}
+
+async function main(): Promise<void> {
+  const serverConfig = loadConfig(env, {
+    port: settings.serverPort,
+    host: '127.0.0.1',
+    databaseUrl: undefined,
+    dataDir: settings.dataDir,
+    adminTokens: [settings.adminToken],
+    clientTokens: [settings.clientToken],
+    logLevel: settings.logLevel as never,
+  });
+  const db = await openDatabase(serverConfig);
+  const server = await buildApp(serverConfig, { db });
+  const serverUrl = await server.listen({ port: serverConfig.port, host: serverConfig.host });
+  const seeded = await seedDemo(serverUrl);
+
+  const proxy = await createProxy({
+    flagsUrl: `${serverUrl}/api`,
+    flagsApiToken: settings.clientToken,
+    clientKeys: [settings.clientKey],
+    flagsAppName: 'flags-demo-proxy',
+    refreshInterval: Number(env.FLAGS_FETCH_INTERVAL ?? 2000),
+    metricsInterval: Number(env.FLAGS_METRICS_INTERVAL ?? 10_000),
+    logLevel: settings.logLevel as never,
+    enableAllEndpoint: true,
+  });
+  const proxyUrl = await proxy.app.listen({ port: settings.proxyPort, host: proxy.config.host });
+  const localProxy = proxyUrl.replace(/\/\/[^:/]+/, '//localhost');
+
+  console.log(
+    [
+      '',
+      `flags is running (${seeded ? 'demo flags imported' : `data reused from ${settings.dataDir}`})`,
+      '',
+      `  flags-proxy   ${localProxy}/proxy          client key: ${settings.clientKey}`,
+      `  flags-server  ${serverUrl}/api            admin token: ${settings.adminToken}`,
+      `                                                 client token: ${settings.clientToken}`,
+      `  insights      ${serverUrl}/insights`,
+      '',
+      'Try it:',
+      `  curl -g -H 'Authorization: ${settings.clientKey}' '${localProxy}/proxy?userId=alice&properties[plan]=premium'`,
+      '',
+      'Ctrl-C stops both.',
+      '',
+    ].join('\n'),
+  );
+
+  let closing = false;
+  const shutdown = async () => {
+    if (closing) return;
+    closing = true;
+    await proxy.app.close();
+    await server.close();
+    await db.close();
+    process.exit(0);
+  };
+  process.on('SIGINT', () => void shutdown());
+  process.on('SIGTERM', () => void shutdown());
+}
+
+main().catch((error: unknown) => {
+  console.error(error instanceof Error ? error.message : error);
+  process.exit(1);
+});

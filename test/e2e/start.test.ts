@@ -1,0 +1,108 @@
+import assert from 'node:assert/strict';
+import { type ChildProcess, spawn } from 'node:child_process';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { after, describe, it } from 'node:test';
+
+const root = new URL('../../', import.meta.url);
+const dataDir = mkdtempSync(join(tmpdir(), 'flags-start-'));
+after(() => rmSync(dataDir, { recursive: true, force: true }));
+
+interface Started {
+  child: ChildProcess;
+  output: string;
+  proxyUrl: string;
+  clientKey: string;
+}
+
+/** Runs the `npm start` entry point on free ports and waits for its banner. */
+async function startDemo(): Promise<Started> {
+  const child = spawn(
+    process.execPath,
+    ['--conditions=source', '--import', 'tsx', 'scripts/start.ts'],
+    {
+      cwd: root,
+      env: { ...process.env, PORT: '0', SERVER_PORT: '0', DATA_DIR: dataDir, LOG_LEVEL: 'warn' },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    },
+  );
+  let output = '';
+  child.stdout!.on('data', (chunk) => {
+    output += chunk;
+  });
+  child.stderr!.on('data', (chunk) => {
+    output += chunk;
+  });
+  const deadline = Date.now() + 60_000;
+  while (!output.includes('Ctrl-C stops both')) {
+    if (child.exitCode !== null) throw new Error(`npm start exited early:\n${output}`);
+    if (Date.now() > deadline) throw new Error(`no banner within 60 s:\n${output}`);
+    await new Promise((resolve) => setTimeout(resolve, 100));
+  }
+  const proxy = /flags-proxy\s+(\S+)\/proxy\s+client key: (\S+)/.exec(output);
+  assert.ok(proxy, `banner names the proxy URL and key:\n${output}`);
+  return { child, output, proxyUrl: proxy[1]!, clientKey: proxy[2]! };
+}
+
+async function waitReady(proxyUrl: string): Promise<void> {
+  const deadline = Date.now() + 30_000;
+  for (;;) {
+    const response = await fetch(`${proxyUrl}/proxy/health`).catch(() => undefined);
+    if (response?.status === 200) return;
+    if (Date.now() > deadline) throw new Error('proxy not ready within 30 s');
+    await new Promise((resolve) => setTimeout(resolve, 100));
+  }
+}
+
+async function stop(child: ChildProcess): Promise<number | null> {
+  const exited = new Promise<number | null>((resolve) => child.once('exit', resolve));
+  child.kill('SIGINT');
+  return exited;
+}
+
+async function enabledFlags(started: Started, query: string): Promise<string[]> {
+  const response = await fetch(`${started.proxyUrl}/proxy?${query}`, {
+    headers: { authorization: started.clientKey },
+  });
+  assert.equal(response.status, 200);
+  const body = (await response.json()) as { toggles: { name: string }[] };
+  return body.toggles.map((toggle) => toggle.name).sort();
+}
+
+describe('npm start', () => {
+  it('serves the demo flags through the proxy, and reuses its data on the next start', async () => {
+    const first = await startDemo();
+    try {
+      assert.match(first.output, /demo flags imported/);
+      assert.match(
+        first.output,
+        /curl -g -H 'Authorization: \S+' 'http:\/\/localhost:\d+\/proxy\?/,
+      );
+      await waitReady(first.proxyUrl);
+      const alice = await enabledFlags(
+        first,
+        'userId=alice&properties[plan]=premium&appVersion=2.4.0&email=ops@example.com',
+      );
+      for (const name of ['beta-banner', 'dark-mode', 'mobile-offline-sync', 'premium-reports']) {
+        assert.ok(alice.includes(name), `${name} is on for alice: ${alice}`);
+      }
+      assert.ok(!alice.includes('maintenance-mode'), 'maintenance-mode is switched off');
+      const anonymous = await enabledFlags(first, 'userId=zed&appVersion=1.0.0');
+      assert.ok(!anonymous.includes('beta-banner'));
+      assert.ok(!anonymous.includes('premium-reports'));
+      assert.ok(!anonymous.includes('mobile-offline-sync'));
+    } finally {
+      assert.equal(await stop(first.child), 0, 'Ctrl-C stops both cleanly');
+    }
+
+    const second = await startDemo();
+    try {
+      assert.match(second.output, /data reused from/);
+      await waitReady(second.proxyUrl);
+      assert.ok((await enabledFlags(second, 'userId=alice')).includes('beta-banner'));
+    } finally {
+      assert.equal(await stop(second.child), 0);
+    }
+  });
+});
