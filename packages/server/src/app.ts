@@ -54,9 +54,13 @@ export async function buildApp(config: ServerConfig, deps: AppDeps): Promise<Fas
         ? { logger: false }
         : { loggerInstance: deps.logger }),
     bodyLimit: config.bodyLimitBytes,
+    // A log line per request costs more than serving a cached body; kept for debug and trace.
+    disableRequestLogging: config.logLevel !== 'debug' && config.logLevel !== 'trace',
     ajv: { customOptions: { allowUnionTypes: true } },
   }) as unknown as FastifyInstance;
   app.decorateRequest('apiToken', null as never);
+  // Every body this server takes is JSON: anything else is a 415, not a string to validate.
+  app.removeContentTypeParser('text/plain');
   registerErrorHandling(app);
 
   const applied = await migrate(db);

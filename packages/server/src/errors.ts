@@ -17,6 +17,11 @@ export const errorCatalogue = {
     name: 'BadDataError',
     message: 'The import was rejected; nothing was changed.',
   },
+  INVITE_INVALID: {
+    status: 400,
+    name: 'BadDataError',
+    message: 'This invite link has expired or has been disabled.',
+  },
   UNAUTHORIZED: {
     status: 401,
     name: 'AuthenticationRequired',
@@ -34,6 +39,11 @@ export const errorCatalogue = {
     message: 'The requested resource was not found.',
   },
   NAME_EXISTS: { status: 409, name: 'NameExistsError', message: 'The name is already in use.' },
+  USER_EXISTS: {
+    status: 409,
+    name: 'NameExistsError',
+    message: 'A user with this email already exists.',
+  },
   BODY_TOO_LARGE: {
     status: 413,
     name: 'ContentTooLargeError',

@@ -1,7 +1,8 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import type { FastifyInstance } from 'fastify';
-import { admin, backends, DEV_TOKEN, startApp } from '../helpers.js';
+import { buildApp } from '../../src/app.js';
+import { admin, backends, DEV_TOKEN, testConfig } from '../helpers.js';
 
 for (const backend of backends) {
   describe(`API tokens on ${backend.name}`, () => {
@@ -12,8 +13,6 @@ for (const backend of backends) {
     before(async () => {
       const opened = await backend.open();
       cleanup = opened.cleanup;
-      const { buildApp } = await import('../../src/app.js');
-      const { testConfig } = await import('../helpers.js');
       app = await buildApp(testConfig(), { db: opened.db, logger: false, now: () => now });
     });
     after(async () => {
@@ -121,6 +120,17 @@ for (const backend of backends) {
       assert.equal((await use()).statusCode, 200);
       now = new Date('2026-01-03T00:00:00Z');
       assert.equal((await use()).statusCode, 401);
+    });
+
+    it('answers a non-JSON body with a JSON 415', async () => {
+      const response = await app.inject({
+        method: 'POST',
+        url: '/api/admin/features-batch/import',
+        headers: { ...admin, 'content-type': 'text/plain' },
+        payload: 'project=default',
+      });
+      assert.equal(response.statusCode, 415);
+      assert.equal(response.json().name, 'ContentTypeError');
     });
 
     it('answers unknown paths with a JSON 404', async () => {

@@ -1,6 +1,7 @@
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import { after, before, describe, it } from 'node:test';
+import { gunzipSync } from 'node:zlib';
 import type { ImportRequest } from '@flags/schemas';
 import type { FastifyInstance } from 'fastify';
 import type { Database } from '../../src/db/database.js';
@@ -110,6 +111,24 @@ for (const backend of backends) {
         'if-none-match': '"old"',
       });
       assert.equal(stale.statusCode, 200);
+    });
+
+    it('serves a gzip body (compressed once) to clients that accept it, same ETag', async () => {
+      const plain = await get('/api/client/features');
+      const zipped = await get('/api/client/features', {
+        authorization: DEV_TOKEN,
+        'accept-encoding': 'gzip, deflate',
+      });
+      assert.equal(zipped.statusCode, 200);
+      assert.equal(zipped.headers['content-encoding'], 'gzip');
+      assert.equal(zipped.headers.etag, plain.headers.etag);
+      assert.equal(gunzipSync(zipped.rawPayload).toString(), plain.body);
+      const refused = await get('/api/client/features', {
+        authorization: DEV_TOKEN,
+        'accept-encoding': 'gzip;q=0',
+      });
+      assert.equal(refused.headers['content-encoding'], undefined);
+      assert.equal(refused.body, plain.body);
     });
 
     it('changes the ETag exactly when the visible configuration changes', async () => {

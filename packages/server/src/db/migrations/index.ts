@@ -1,4 +1,5 @@
 import { sql as init } from './0001-init.js';
+import { sql as signupAndInsights } from './0010-signup-and-insights.js';
 
 /**
  * Versioned migrations, applied in order and recorded in `schema_migrations`.
@@ -9,4 +10,7 @@ export const migrations: readonly {
   readonly version: number;
   readonly name: string;
   readonly sql: string;
-}[] = [{ version: 1, name: 'init', sql: init }];
+}[] = [
+  { version: 1, name: 'init', sql: init },
+  { version: 10, name: 'signup-and-insights', sql: signupAndInsights },
+];

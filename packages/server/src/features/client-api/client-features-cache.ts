@@ -1,4 +1,6 @@
 import { createHash } from 'node:crypto';
+import { promisify } from 'node:util';
+import { gzip as gzipCallback } from 'node:zlib';
 import type { Database } from '../../db/database.js';
 import type { RevisionTracker } from '../../revision.js';
 import { type FeatureQuery, readClientConfiguration } from './client-features-store.js';
@@ -10,7 +12,11 @@ export interface ServedConfiguration {
   readonly etag: string;
   /** The serialized response body, built once per visible configuration. */
   readonly body: Buffer;
+  /** The same body gzip-compressed once, for clients sending `Accept-Encoding: gzip`. */
+  readonly gzipped: Buffer;
 }
+
+const gzip = promisify(gzipCallback);
 
 /** Bound on cached query variants (filters come from clients, so the key space is open). */
 const MAX_ENTRIES = 500;
@@ -73,7 +79,9 @@ export class ClientFeaturesCache {
         meta: { revisionId: revision, etag, queryHash },
       }),
     );
-    const served: ServedConfiguration = Object.freeze({ revision, etag, body });
+    // Compressed in the zlib thread pool, once per configuration instead of once per response.
+    const gzipped = await gzip(body, { level: 6 });
+    const served: ServedConfiguration = Object.freeze({ revision, etag, body, gzipped });
     if (!previous && this.entries.size >= MAX_ENTRIES) {
       const oldest = this.entries.keys().next().value;
       if (oldest !== undefined) this.entries.delete(oldest);

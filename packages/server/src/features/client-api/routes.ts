@@ -49,6 +49,16 @@ function visibleProjects(token: ApiToken, requested: readonly string[] | undefin
   return all ? wanted : wanted.filter((project) => token.projects.includes(project));
 }
 
+/** `gzip` listed in Accept-Encoding without `q=0` (the SDKs' fetch sends `gzip, deflate`). */
+function acceptsGzip(header: string | undefined): boolean {
+  if (!header) return false;
+  return header.split(',').some((entry) => {
+    const [coding, ...params] = entry.trim().split(';');
+    if (coding?.trim().toLowerCase() !== 'gzip') return false;
+    return !params.some((param) => /^\s*q\s*=\s*0(\.0*)?\s*$/.test(param));
+  });
+}
+
 /** `If-None-Match` may hold a list and weak validators; any entry equal to the tag matches. */
 function matchesEtag(header: string | undefined, etag: string): boolean {
   if (!header) return false;
@@ -79,11 +89,18 @@ export function clientFeaturesRoutes(
           inlineSegmentConstraints: inlineSegments(request.headers[SPEC_HEADER]),
         };
         const served: ServedConfiguration = await cache.get(query);
-        void reply.header('etag', served.etag).header('cache-control', 'no-cache');
+        void reply
+          .header('etag', served.etag)
+          .header('cache-control', 'no-cache')
+          .header('vary', 'Accept-Encoding');
         if (matchesEtag(request.headers['if-none-match'], served.etag)) {
           return reply.status(304).send();
         }
-        return reply.type('application/json; charset=utf-8').send(served.body);
+        void reply.type('application/json; charset=utf-8');
+        if (acceptsGzip(request.headers['accept-encoding'])) {
+          return reply.header('content-encoding', 'gzip').send(served.gzipped);
+        }
+        return reply.send(served.body);
       },
     );
 }

@@ -1,0 +1,164 @@
+import { createHash } from 'node:crypto';
+import type { Role, User } from '@flags/schemas';
+import type { Queryable } from '../../db/database.js';
+
+interface RoleRow {
+  id: number;
+  name: string;
+  type: string;
+  description: string | null;
+  project: string | null;
+}
+
+interface UserRow {
+  id: number;
+  name: string | null;
+  username: string | null;
+  email: string | null;
+  image_url: string | null;
+  login_attempts: number;
+  email_sent: boolean;
+  is_service: boolean;
+  scim_id: string | null;
+  seen_at: Date | string | null;
+  created_at: Date | string;
+  root_role: number | null;
+}
+
+const ROLE_COLUMNS = 'id, name, type, description, project';
+
+const USER_COLUMNS = `u.id, u.name, u.username, u.email, u.image_url, u.login_attempts, u.email_sent,
+  u.is_service, u.scim_id, u.seen_at, u.created_at,
+  (SELECT ru.role_id FROM role_user ru JOIN roles r ON r.id = ru.role_id
+    WHERE ru.user_id = u.id AND r.type = 'root' ORDER BY ru.role_id LIMIT 1) AS root_role`;
+
+export function roleJson(row: RoleRow): Role {
+  return {
+    id: row.id,
+    type: row.type,
+    name: row.name,
+    ...(row.description === null ? {} : { description: row.description }),
+    project: row.project,
+  };
+}
+
+const iso = (value: Date | string) => new Date(value).toISOString();
+
+/** The avatar URL the Unleash UI shows (a hash of the email; no request is made here). */
+function gravatarUrl(email: string | null): string {
+  const hash = createHash('md5')
+    .update((email ?? '').trim().toLowerCase())
+    .digest('hex');
+  return `https://gravatar.com/avatar/${hash}?s=42&d=retro&r=g`;
+}
+
+export function userJson(row: UserRow): User {
+  return {
+    id: row.id,
+    name: row.name,
+    email: row.email ?? '',
+    username: row.username,
+    imageUrl: row.image_url ?? gravatarUrl(row.email),
+    inviteLink: '',
+    loginAttempts: row.login_attempts,
+    emailSent: row.email_sent,
+    ...(row.root_role === null ? {} : { rootRole: row.root_role }),
+    seenAt: row.seen_at === null ? null : iso(row.seen_at),
+    createdAt: iso(row.created_at),
+    accountType: row.is_service ? 'Service Account' : 'User',
+    permissions: [],
+    ...(row.scim_id === null ? {} : { scimId: row.scim_id }),
+  };
+}
+
+export async function listRoles(db: Queryable): Promise<Role[]> {
+  const rows = await db.query<RoleRow>(`SELECT ${ROLE_COLUMNS} FROM roles ORDER BY id`);
+  return rows.map(roleJson);
+}
+
+export async function getRole(db: Queryable, id: number): Promise<Role | undefined> {
+  const [row] = await db.query<RoleRow>(`SELECT ${ROLE_COLUMNS} FROM roles WHERE id = $1`, [id]);
+  return row && roleJson(row);
+}
+
+/** A root role by id or by (case-insensitive) name; undefined for unknown or project roles. */
+export async function findRootRole(
+  db: Queryable,
+  role: number | string,
+): Promise<Role | undefined> {
+  const rows =
+    typeof role === 'number'
+      ? await db.query<RoleRow>(
+          `SELECT ${ROLE_COLUMNS} FROM roles WHERE id = $1 AND type = 'root'`,
+          [role],
+        )
+      : await db.query<RoleRow>(
+          `SELECT ${ROLE_COLUMNS} FROM roles WHERE lower(name) = lower($1) AND type = 'root'`,
+          [role],
+        );
+  return rows[0] && roleJson(rows[0]);
+}
+
+export async function listUsers(db: Queryable): Promise<User[]> {
+  const rows = await db.query<UserRow>(
+    `SELECT ${USER_COLUMNS} FROM users u WHERE u.deleted_at IS NULL ORDER BY u.id`,
+  );
+  return rows.map(userJson);
+}
+
+export async function getUsers(db: Queryable, ids: readonly number[]): Promise<User[]> {
+  if (ids.length === 0) return [];
+  const rows = await db.query<UserRow>(
+    `SELECT ${USER_COLUMNS} FROM users u
+      WHERE u.deleted_at IS NULL AND u.id IN (SELECT jsonb_array_elements_text($1::jsonb)::int)
+      ORDER BY u.id`,
+    [JSON.stringify(ids)],
+  );
+  return rows.map(userJson);
+}
+
+export interface NewUser {
+  name?: string | null;
+  email?: string | null;
+  username?: string | null;
+  /** Already hashed (see `password.ts`); null when the user has no password yet. */
+  passwordHash?: string | null;
+  rootRoleId: number;
+}
+
+/** Whether a live user already has this email (case-insensitive). */
+export async function emailTaken(db: Queryable, email: string): Promise<boolean> {
+  const rows = await db.query('SELECT 1 FROM users WHERE lower(email) = lower($1)', [email]);
+  return rows.length > 0;
+}
+
+/**
+ * Inserts a user with its root role. A duplicate email raises PostgreSQL error 23505 (the
+ * unique index on `lower(email)`), which callers turn into 409.
+ */
+export async function createUser(tx: Queryable, user: NewUser): Promise<User> {
+  const [inserted] = await tx.query<{ id: number }>(
+    `INSERT INTO users (name, email, username, password_hash) VALUES ($1, $2, $3, $4) RETURNING id`,
+    [user.name ?? null, user.email ?? null, user.username ?? null, user.passwordHash ?? null],
+  );
+  await tx.query('INSERT INTO role_user (role_id, user_id) VALUES ($1, $2)', [
+    user.rootRoleId,
+    inserted!.id,
+  ]);
+  const [created] = await getUsers(tx, [inserted!.id]);
+  return created!;
+}
+
+/** Gives a user a project role in one project (the user then counts as having access to it). */
+export async function assignProjectRole(
+  tx: Queryable,
+  userId: number,
+  roleId: number,
+  project: string,
+): Promise<void> {
+  await tx.query(
+    `INSERT INTO role_user (role_id, user_id, project) VALUES ($1, $2, $3)
+     ON CONFLICT DO NOTHING`,
+    [roleId, userId, project],
+  );
+}

@@ -1,0 +1,103 @@
+import assert from 'node:assert/strict';
+import { readFileSync } from 'node:fs';
+import { describe, it } from 'node:test';
+import { ConfigError, loadConfig, maskToken } from '../src/config/load.js';
+import { options } from '../src/config/options.js';
+import { errorCatalogue } from '../src/errors.js';
+
+const readme = readFileSync(new URL('../README.md', import.meta.url), 'utf8');
+const section = (name: string) => {
+  const start = readme.indexOf(`<!-- ${name}:start -->`);
+  const end = readme.indexOf(`<!-- ${name}:end -->`);
+  assert.ok(start >= 0 && end > start, `README section ${name}`);
+  return readme.slice(start, end);
+};
+
+describe('configuration', () => {
+  it('has documented defaults', () => {
+    const config = loadConfig({});
+    assert.equal(config.port, 4242);
+    assert.equal(config.databaseUrl, undefined);
+    assert.equal(config.dataDir, './data');
+    assert.deepEqual(config.adminTokens, []);
+    assert.equal(config.publicUrl.href, 'http://localhost:4242/');
+    assert.equal(config.logLevel, 'info');
+    assert.equal(config.jsonLogger, true);
+    assert.equal(config.importBodyLimitBytes, 25 * 1024 * 1024);
+    assert.ok(Object.isFrozen(config));
+  });
+
+  it('reads the environment: SERVER_PORT before PORT, lists split and trimmed', () => {
+    const config = loadConfig({
+      PORT: '8080',
+      SERVER_PORT: '9090',
+      DATABASE_URL: 'postgres://x@db/flags',
+      FLAGS_ADMIN_TOKENS: ' a1, a2 ,',
+      FLAGS_CLIENT_TOKENS: 'default:production.s1,*:development.s2',
+      JSON_LOGGER: 'false',
+      LOG_LEVEL: 'debug',
+      PUBLIC_URL: 'https://flags.example.com',
+    });
+    assert.equal(config.port, 9090);
+    assert.equal(loadConfig({ PORT: '8080' }).port, 8080);
+    assert.equal(config.databaseUrl, 'postgres://x@db/flags');
+    assert.deepEqual(config.adminTokens, ['a1', 'a2']);
+    assert.deepEqual(config.clientTokens, ['default:production.s1', '*:development.s2']);
+    assert.equal(config.jsonLogger, false);
+    assert.equal(config.logLevel, 'debug');
+    assert.equal(config.publicUrl.host, 'flags.example.com');
+  });
+
+  it('reports every problem at once, without printing secrets whole', () => {
+    try {
+      loadConfig({
+        SERVER_PORT: '70000',
+        LOG_LEVEL: 'loud',
+        JSON_LOGGER: 'maybe',
+        PUBLIC_URL: 'not a url',
+        IMPORT_BODY_LIMIT_BYTES: '-1',
+        FLAGS_CLIENT_TOKENS: 'nosecretformat-abcdefgh',
+      });
+      assert.fail('expected a ConfigError');
+    } catch (error) {
+      assert.ok(error instanceof ConfigError);
+      assert.equal(error.problems.length, 6);
+      assert.ok(!error.message.includes('abcdefgh'));
+    }
+  });
+
+  it('masks tokens for logs', () => {
+    assert.equal(maskToken('default:production.0123456789abcdef'), 'default:production.0123…');
+    assert.equal(maskToken('plainsecret'), 'plai…');
+  });
+
+  it('documents every option in the README table, and nothing else', () => {
+    const rows = section('options')
+      .split('\n')
+      .filter((line) => line.startsWith('| `'));
+    assert.equal(rows.length, options.length);
+    for (const [index, option] of options.entries()) {
+      const cells = rows[index]!.split(' | ');
+      assert.equal(cells[0], `| \`${option.key}\``);
+      assert.equal(cells[1], option.env.map((name) => `\`${name}\``).join(', '));
+      assert.equal(cells[2], option.default ? `\`${option.default}\`` : '–');
+      assert.equal(cells[3], `${option.doc} |`);
+    }
+  });
+
+  it('documents every error of the catalogue, and nothing else', () => {
+    const documented = new Set(
+      section('errors')
+        .split('\n')
+        .filter((line) => line.startsWith('| `'))
+        .map((line) => {
+          const [, name, status] = /^\| `(\w+)` \| (\d+)/.exec(line)!;
+          return `${name} ${status}`;
+        }),
+    );
+    const catalogue = new Set(
+      Object.values(errorCatalogue).map((entry) => `${entry.name} ${entry.status}`),
+    );
+    assert.deepEqual([...documented].sort(), [...catalogue].sort());
+  });
+});
