@@ -1,10 +1,10 @@
 // `npm start`: flags-server on embedded PGlite with demo flags, and flags-proxy in front of it.
 // Everything a first look needs in one command; both services stay usable on their own
 // (`npx flags-server`, `npx flags-proxy`).
-import { readFileSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { createProxy } from '@flags/proxy';
 import { buildApp, loadConfig, openDatabase } from '@flags/server';
+import { seedDemo } from './demo/seed.js';
 
 const env = process.env;
 const settings = {
@@ -16,37 +16,6 @@ const settings = {
   clientKey: env.DEMO_CLIENT_KEY ?? 'demo-client-key',
   logLevel: env.LOG_LEVEL ?? 'warn',
 };
-const demoExport = new URL('./demo/demo-flags.json', import.meta.url);
-const demoSegment = {
-  name: 'premium-customers',
-  description: 'Customers on the premium plan',
-  constraints: [{ contextName: 'plan', operator: 'IN', values: ['premium'], inverted: false }],
-};
-
-async function adminRequest(base: string, method: string, path: string, body?: unknown) {
-  const response = await fetch(`${base}${path}`, {
-    method,
-    headers: { authorization: settings.adminToken, 'content-type': 'application/json' },
-    ...(body === undefined ? {} : { body: JSON.stringify(body) }),
-  });
-  if (!response.ok) {
-    throw new Error(`${method} ${path} answered ${response.status}: ${await response.text()}`);
-  }
-  const text = await response.text();
-  return text ? JSON.parse(text) : undefined;
-}
-
-/** First start only: the demo segment, then the demo flags through the real import endpoint. */
-async function seedDemo(base: string): Promise<boolean> {
-  const { segments } = (await adminRequest(base, 'GET', '/api/admin/segments')) as {
-    segments: { name: string }[];
-  };
-  if (segments.some((segment) => segment.name === demoSegment.name)) return false;
-  await adminRequest(base, 'POST', '/api/admin/segments', demoSegment);
-  const payload = JSON.parse(readFileSync(demoExport, 'utf8'));
-  await adminRequest(base, 'POST', '/api/admin/features-batch/import', payload);
-  return true;
-}
 
 async function main(): Promise<void> {
   const serverConfig = loadConfig(env, {
@@ -61,7 +30,7 @@ async function main(): Promise<void> {
   const db = await openDatabase(serverConfig);
   const server = await buildApp(serverConfig, { db });
   const serverUrl = await server.listen({ port: serverConfig.port, host: serverConfig.host });
-  const seeded = await seedDemo(serverUrl);
+  const seeded = await seedDemo(serverUrl, settings.adminToken);
 
   const proxy = await createProxy({
     flagsUrl: `${serverUrl}/api`,

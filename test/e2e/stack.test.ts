@@ -1,0 +1,164 @@
+import assert from 'node:assert/strict';
+import type { Server } from 'node:http';
+import { createRequire } from 'node:module';
+import type { AddressInfo } from 'node:net';
+import { after, before, describe, it } from 'node:test';
+import { createProxy, type ProxyApp } from '@flags/proxy';
+import { buildApp, type Database, loadConfig, openDatabase } from '@flags/server';
+import type { FastifyInstance } from 'fastify';
+import { InMemoryStorageProvider, UnleashClient } from 'unleash-proxy-client';
+import { adminRequest, demoImport, seedDemo } from '../../scripts/demo/seed.js';
+
+const require = createRequire(import.meta.url);
+const ADMIN = '*:*.e2e-admin';
+const CLIENT_TOKEN = 'default:development.e2e-client';
+const CLIENT_KEY = 'e2e-client-key';
+const PROXY_REFRESH_MS = 500;
+const SDK_REFRESH_S = 1;
+
+async function waitFor(check: () => boolean | Promise<boolean>, timeoutMs: number, what: string) {
+  const deadline = Date.now() + timeoutMs;
+  while (!(await check())) {
+    if (Date.now() > deadline)
+      throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}`);
+    await new Promise((resolve) => setTimeout(resolve, 25));
+  }
+}
+
+async function postProxy(base: string, context: unknown, toggles?: string[]) {
+  const response = await fetch(`${base}/proxy`, {
+    method: 'POST',
+    headers: { authorization: CLIENT_KEY, 'content-type': 'application/json' },
+    body: JSON.stringify(toggles ? { context, toggles } : { context }),
+  });
+  assert.equal(response.status, 200);
+  return (
+    (await response.json()) as { toggles: { name: string; enabled: boolean; variant: object }[] }
+  ).toggles;
+}
+
+/** flags-server (PGlite) with the demo flags → flags-proxy → real SDK packages; nothing mocked. */
+describe('flags-server → flags-proxy → SDKs', () => {
+  let db: Database;
+  let server: FastifyInstance;
+  let serverUrl: string;
+  let proxy: ProxyApp;
+  let proxyUrl: string;
+
+  before(async () => {
+    const config = loadConfig(
+      {},
+      { port: 0, host: '127.0.0.1', adminTokens: [ADMIN], clientTokens: [CLIENT_TOKEN] },
+    );
+    db = await openDatabase({ databaseUrl: undefined, dataDir: undefined });
+    server = await buildApp(config, { db, logger: false });
+    serverUrl = await server.listen({ port: 0, host: '127.0.0.1' });
+    await seedDemo(serverUrl, ADMIN);
+    proxy = await createProxy({
+      flagsUrl: `${serverUrl}/api`,
+      flagsApiToken: CLIENT_TOKEN,
+      clientKeys: [CLIENT_KEY],
+      refreshInterval: PROXY_REFRESH_MS,
+      metricsInterval: 60_000,
+      logLevel: 'fatal',
+    });
+    proxyUrl = await proxy.app.listen({ port: 0, host: '127.0.0.1' });
+    await proxy.poller.ready;
+  });
+
+  after(async () => {
+    await proxy.app.close();
+    await server.close();
+    await db.close();
+  });
+
+  it('unleash-proxy-client sees the demo flags, and an imported change within two poll intervals', async () => {
+    const client = new UnleashClient({
+      url: `${proxyUrl}/proxy`,
+      clientKey: CLIENT_KEY,
+      appName: 'e2e-web',
+      refreshInterval: SDK_REFRESH_S,
+      disableMetrics: true,
+      storageProvider: new InMemoryStorageProvider(),
+      context: { userId: 'alice', properties: { plan: 'premium' } },
+    });
+    try {
+      await client.start();
+      assert.equal(client.isEnabled('beta-banner'), true);
+      assert.equal(client.isEnabled('premium-reports'), true);
+      assert.equal(client.isEnabled('maintenance-mode'), false);
+      const darkMode = client.getVariant('dark-mode');
+      assert.equal(darkMode.enabled, true);
+      assert.ok(['midnight', 'charcoal'].includes(darkMode.name));
+      assert.equal(darkMode.payload?.type, 'string');
+
+      // Switch maintenance-mode on through the server's import endpoint.
+      const change = demoImport();
+      change.data.featureEnvironments = (
+        change.data.featureEnvironments as { name: string; enabled: boolean }[]
+      ).map((entry) => (entry.name === 'maintenance-mode' ? { ...entry, enabled: true } : entry));
+      await adminRequest(serverUrl, ADMIN, 'POST', '/api/admin/features-batch/import', change);
+      const twoPolls = 2 * (PROXY_REFRESH_MS + SDK_REFRESH_S * 1000);
+      await waitFor(
+        () => client.isEnabled('maintenance-mode'),
+        twoPolls,
+        'maintenance-mode to reach the browser SDK',
+      );
+    } finally {
+      client.stop();
+    }
+  });
+
+  it('@unleash/proxy syncing from flags-server answers the same as flags-proxy', async () => {
+    const { createApp } = require('@unleash/proxy') as {
+      createApp: (options: Record<string, unknown>) => {
+        listen(port: number, host: string, cb: () => void): Server;
+      };
+    };
+    const app = createApp({
+      unleashUrl: `${serverUrl}/api`,
+      unleashApiToken: CLIENT_TOKEN,
+      clientKeys: [CLIENT_KEY],
+      unleashAppName: 'e2e-reference',
+      refreshInterval: 60_000,
+      metricsInterval: 0,
+      logLevel: 'fatal',
+      clientMode: 'new',
+      storageProvider: { get: async () => undefined, set: async () => {} },
+    });
+    const reference = await new Promise<Server>((resolve) => {
+      const listening = app.listen(0, '127.0.0.1', () => resolve(listening));
+    });
+    const referenceUrl = `http://127.0.0.1:${(reference.address() as AddressInfo).port}`;
+    try {
+      await waitFor(
+        async () => (await fetch(`${referenceUrl}/proxy/health`)).status === 200,
+        10_000,
+        'the reference proxy to be ready',
+      );
+      const names = demoImport().data.features.map((feature) => feature.name);
+      const contexts = [];
+      for (let i = 0; i < 60; i++) {
+        contexts.push({
+          userId: i % 7 === 0 ? ['alice', 'bob', 'carol'][i % 3] : `user-${i}`,
+          sessionId: `session-${i}`,
+          properties: {
+            plan: ['free', 'pro', 'premium'][i % 3]!,
+            appVersion: `2.${i % 6}.0`,
+            email: i % 5 === 0 ? `dev${i}@example.com` : `someone${i}@mail.test`,
+          },
+        });
+      }
+      for (const context of contexts) {
+        const ours = await postProxy(proxyUrl, context, names);
+        const theirs = await postProxy(referenceUrl, context, names);
+        const shape = (list: typeof ours) =>
+          list.map(({ name, enabled, variant }) => ({ name, enabled, variant }));
+        assert.deepEqual(shape(ours), shape(theirs), JSON.stringify(context));
+      }
+    } finally {
+      reference.closeAllConnections();
+      await new Promise((resolve) => reference.close(resolve));
+    }
+  });
+});
