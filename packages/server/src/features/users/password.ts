@@ -1,4 +1,4 @@
-import { randomBytes, scrypt, type ScryptOptions, timingSafeEqual } from 'node:crypto';
+import { randomBytes, type ScryptOptions, scrypt, timingSafeEqual } from 'node:crypto';
 
 // OWASP-recommended scrypt cost for interactive logins (N=2^17 is slower than a signup needs).
 const COST: ScryptOptions = { N: 16_384, r: 8, p: 1, maxmem: 64 * 1024 * 1024 };

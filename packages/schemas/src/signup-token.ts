@@ -1,0 +1,109 @@
+import type { FromSchema } from 'json-schema-to-ts';
+
+const dateTime = { type: 'string', format: 'date-time' } as const;
+
+/** A role: root roles (Admin, Editor, Viewer) apply instance-wide, project roles to one project. */
+export const roleSchema = {
+  type: 'object',
+  required: ['id', 'type', 'name'],
+  additionalProperties: false,
+  properties: {
+    id: { type: 'integer' },
+    type: { type: 'string', description: 'root (instance-wide) or project' },
+    name: { type: 'string' },
+    description: { type: 'string' },
+    project: { type: ['string', 'null'] },
+  },
+} as const;
+
+/** A user as the admin API shows it. Passwords never appear in any response. */
+export const userSchema = {
+  type: 'object',
+  required: ['id'],
+  additionalProperties: false,
+  properties: {
+    id: { type: 'integer' },
+    isAPI: { type: 'boolean', description: 'Deprecated.' },
+    name: { type: ['string', 'null'] },
+    email: { type: 'string' },
+    username: { type: ['string', 'null'] },
+    imageUrl: { type: 'string' },
+    inviteLink: { type: 'string' },
+    loginAttempts: { type: 'integer' },
+    emailSent: { type: 'boolean' },
+    rootRole: { type: 'integer' },
+    seenAt: { ...dateTime, type: ['string', 'null'] },
+    createdAt: dateTime,
+    accountType: { type: 'string', enum: ['User', 'Service Account'] },
+    permissions: { type: 'array', items: { type: 'string' }, description: 'Deprecated.' },
+    scimId: { type: ['string', 'null'] },
+  },
+} as const;
+
+/** `GET /api/admin/invite-link/tokens/:token`: one public signup token. */
+export const publicSignupTokenSchema = {
+  type: 'object',
+  required: ['secret', 'url', 'name', 'enabled', 'expiresAt', 'createdAt', 'createdBy', 'role'],
+  additionalProperties: false,
+  properties: {
+    secret: { type: 'string' },
+    url: { type: ['string', 'null'] },
+    name: { type: 'string' },
+    enabled: { type: 'boolean', description: 'Always false once the token has expired.' },
+    expiresAt: dateTime,
+    createdAt: dateTime,
+    createdBy: { type: ['string', 'null'] },
+    users: { type: ['array', 'null'], items: userSchema },
+    role: roleSchema,
+  },
+} as const;
+
+export const publicSignupTokensSchema = {
+  type: 'object',
+  required: ['tokens'],
+  additionalProperties: false,
+  properties: { tokens: { type: 'array', items: publicSignupTokenSchema } },
+} as const;
+
+/** `POST /api/admin/invite-link/tokens`. `role`: a root role id or name (default Viewer). */
+export const publicSignupTokenCreateSchema = {
+  type: 'object',
+  required: ['name', 'expiresAt'],
+  additionalProperties: false,
+  properties: {
+    name: { type: 'string', minLength: 1, maxLength: 255 },
+    expiresAt: dateTime,
+    role: { type: ['integer', 'string'], minLength: 1, maxLength: 255 },
+  },
+} as const;
+
+/** `PUT /api/admin/invite-link/tokens/:token`: at least one of the two. */
+export const publicSignupTokenUpdateSchema = {
+  type: 'object',
+  minProperties: 1,
+  additionalProperties: false,
+  properties: {
+    expiresAt: dateTime,
+    enabled: { type: 'boolean' },
+  },
+} as const;
+
+/** `POST /invite/:token/signup`. The role comes from the token, never from the body. */
+export const createInvitedUserSchema = {
+  type: 'object',
+  required: ['name', 'email'],
+  additionalProperties: false,
+  properties: {
+    name: { type: 'string', minLength: 1, maxLength: 255 },
+    email: { type: 'string', format: 'email', maxLength: 255 },
+    username: { type: 'string', minLength: 1, maxLength: 255 },
+    password: { type: 'string', minLength: 8, maxLength: 256 },
+  },
+} as const;
+
+export type Role = FromSchema<typeof roleSchema>;
+export type User = FromSchema<typeof userSchema>;
+export type PublicSignupToken = FromSchema<typeof publicSignupTokenSchema>;
+export type PublicSignupTokenCreate = FromSchema<typeof publicSignupTokenCreateSchema>;
+export type PublicSignupTokenUpdate = FromSchema<typeof publicSignupTokenUpdateSchema>;
+export type CreateInvitedUser = FromSchema<typeof createInvitedUserSchema>;
