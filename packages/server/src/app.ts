@@ -18,6 +18,8 @@ import { clientFeaturesRoutes } from './features/client-api/routes.js';
 import { ImportService } from './features/import/import-service.js';
 import { featuresBatchRoutes } from './features/import/routes.js';
 import { clientMetricsRoutes } from './features/metrics/routes.js';
+import { signupTokenRoutes } from './features/signup-tokens/routes.js';
+import { userRoutes } from './features/users/routes.js';
 import { RevisionTracker } from './revision.js';
 
 const { version } = createRequire(import.meta.url)('../package.json') as { version: string };
@@ -118,6 +120,8 @@ export async function buildApp(config: ServerConfig, deps: AppDeps): Promise<Fas
     config.importBodyLimitBytes,
   );
   adminRoutes(app, db, revisions, adminOnly);
+  userRoutes(app, db, adminOnly);
+  signupTokenRoutes(app, db, adminOnly, { publicUrl: config.publicUrl, now });
 
   await app.ready();
   return app;

@@ -1,0 +1,219 @@
+import type { JsonSchemaToTsProvider } from '@fastify/type-provider-json-schema-to-ts';
+import {
+  createInvitedUserSchema,
+  publicSignupTokenCreateSchema,
+  publicSignupTokenSchema,
+  publicSignupTokensSchema,
+  publicSignupTokenUpdateSchema,
+  userSchema,
+} from '@flags/schemas';
+import type { FastifyInstance, FastifyRequest } from 'fastify';
+import type { Database } from '../../db/database.js';
+import { ApiError } from '../../errors.js';
+import { hashPassword } from '../users/password.js';
+import { isUniqueViolation } from '../users/routes.js';
+import { createUser, emailTaken, findRootRole } from '../users/user-store.js';
+import {
+  addSignupTokenUser,
+  getSignupToken,
+  insertSignupToken,
+  isUsable,
+  listSignupTokens,
+  newSignupSecret,
+  type StoredSignupToken,
+  tokenJson,
+  updateSignupToken,
+} from './signup-token-store.js';
+
+export interface SignupTokenOptions {
+  /** Base of the invite links (`PUBLIC_URL`). */
+  publicUrl: URL;
+  now: () => Date;
+}
+
+const tokenParams = {
+  type: 'object',
+  required: ['token'],
+  properties: { token: { type: 'string', minLength: 1, maxLength: 255 } },
+} as const;
+
+/**
+ * Fastify's Ajv strips properties a schema does not allow instead of failing; these bodies must
+ * fail instead (a `rootRole` in a signup body is an attempt to choose one's own role).
+ */
+function rejectUnknownProperties(schema: { properties: Record<string, unknown> }) {
+  const allowed = new Set(Object.keys(schema.properties));
+  return async function checkProperties(request: FastifyRequest): Promise<void> {
+    const body = request.body;
+    if (body === null || typeof body !== 'object' || Array.isArray(body)) return;
+    const unknown = Object.keys(body).filter((key) => !allowed.has(key));
+    if (unknown.length > 0) {
+      const details = unknown.map((key) => `body must NOT have additional properties (${key})`);
+      throw new ApiError('BAD_DATA', `Request validation failed: ${details[0]}`, details);
+    }
+  };
+}
+
+/** Upstream caps a new link's lifetime at one month (Unleash PR #2308). */
+function oneMonthAfter(now: Date): Date {
+  const cap = new Date(now);
+  cap.setUTCMonth(cap.getUTCMonth() + 1);
+  return cap;
+}
+
+const notFound = () => new ApiError('NOT_FOUND', 'Could not find public signup token.');
+
+/**
+ * Public signup tokens: the admin side under `/api/admin/invite-link/tokens` (admin token) and the
+ * public side under `/invite/:token` (no token: the secret in the link is the credential).
+ */
+export function signupTokenRoutes(
+  app: FastifyInstance,
+  db: Database,
+  guard: (request: FastifyRequest) => Promise<void>,
+  options: SignupTokenOptions,
+): void {
+  const { publicUrl, now } = options;
+  const typed = app.withTypeProvider<JsonSchemaToTsProvider>();
+  const render = (token: StoredSignupToken) => tokenJson(db, token, publicUrl, now());
+
+  typed.get(
+    '/api/admin/invite-link/tokens',
+    { onRequest: guard, schema: { response: { 200: publicSignupTokensSchema } } },
+    async function adminListSignupTokens() {
+      const tokens = await listSignupTokens(db);
+      return { tokens: await Promise.all(tokens.map(render)) };
+    },
+  );
+
+  typed.post(
+    '/api/admin/invite-link/tokens',
+    {
+      onRequest: guard,
+      preValidation: rejectUnknownProperties(publicSignupTokenCreateSchema),
+      schema: { body: publicSignupTokenCreateSchema, response: { 201: publicSignupTokenSchema } },
+    },
+    async function adminCreateSignupToken(request, reply) {
+      const { name, role: wanted = 'Viewer' } = request.body;
+      const at = now();
+      const requested = new Date(request.body.expiresAt);
+      if (requested.getTime() <= at.getTime()) {
+        throw new ApiError('BAD_DATA', 'expiresAt must be in the future.');
+      }
+      const role = await findRootRole(db, wanted);
+      if (!role) {
+        throw new ApiError(
+          'BAD_DATA',
+          `"${wanted}" is not a root role; use Admin, Editor or Viewer (or their ids).`,
+        );
+      }
+      const cap = oneMonthAfter(at);
+      const secret = newSignupSecret();
+      await insertSignupToken(db, {
+        secret,
+        name,
+        expiresAt: requested > cap ? cap : requested,
+        createdAt: at,
+        createdBy: request.apiToken?.tokenName ?? null,
+        roleId: role.id,
+      });
+      const token = await getSignupToken(db, secret);
+      if (!token) throw new ApiError('INTERNAL');
+      return reply
+        .status(201)
+        .header('location', `tokens/${secret}`)
+        .send(await render(token));
+    },
+  );
+
+  typed.get(
+    '/api/admin/invite-link/tokens/:token',
+    {
+      onRequest: guard,
+      schema: { params: tokenParams, response: { 200: publicSignupTokenSchema } },
+    },
+    async function adminGetSignupToken(request) {
+      const token = await getSignupToken(db, request.params.token);
+      if (!token) throw notFound();
+      return render(token);
+    },
+  );
+
+  typed.put(
+    '/api/admin/invite-link/tokens/:token',
+    {
+      onRequest: guard,
+      preValidation: rejectUnknownProperties(publicSignupTokenUpdateSchema),
+      schema: {
+        params: tokenParams,
+        body: publicSignupTokenUpdateSchema,
+        response: { 200: publicSignupTokenSchema },
+      },
+    },
+    async function adminUpdateSignupToken(request) {
+      const { expiresAt, enabled } = request.body;
+      if (expiresAt === undefined && enabled === undefined) {
+        throw new ApiError('BAD_DATA', 'Send expiresAt, enabled or both.');
+      }
+      const change = {
+        ...(expiresAt === undefined ? {} : { expiresAt: new Date(expiresAt) }),
+        ...(enabled === undefined ? {} : { enabled }),
+      };
+      if (!(await updateSignupToken(db, request.params.token, change))) throw notFound();
+      const token = await getSignupToken(db, request.params.token);
+      if (!token) throw notFound();
+      return render(token);
+    },
+  );
+
+  typed.get(
+    '/invite/:token/validate',
+    { schema: { params: tokenParams } },
+    async function inviteValidate(request, reply) {
+      const token = await getSignupToken(db, request.params.token);
+      if (!token) throw notFound();
+      if (!isUsable(token, now())) throw new ApiError('INVITE_INVALID');
+      return reply.status(200).send();
+    },
+  );
+
+  typed.post(
+    '/invite/:token/signup',
+    {
+      preValidation: rejectUnknownProperties(createInvitedUserSchema),
+      schema: { params: tokenParams, body: createInvitedUserSchema, response: { 201: userSchema } },
+    },
+    async function inviteSignup(request, reply) {
+      const { name, email, username, password } = request.body;
+      const secret = request.params.token;
+      const known = await getSignupToken(db, secret);
+      if (!known) throw notFound();
+      if (!isUsable(known, now())) throw new ApiError('INVITE_INVALID');
+      if (await emailTaken(db, email)) throw new ApiError('USER_EXISTS');
+      // Hashing is slow on purpose: done before the transaction so it holds no lock meanwhile.
+      const passwordHash = password === undefined ? null : await hashPassword(password);
+      try {
+        const user = await db.transaction(async (tx) => {
+          // Read again inside the transaction: a token disabled meanwhile admits nobody.
+          const token = await getSignupToken(tx, secret);
+          const at = now();
+          if (!token) throw notFound();
+          if (!isUsable(token, at)) throw new ApiError('INVITE_INVALID');
+          const created = await createUser(tx, {
+            name,
+            email,
+            username: username ?? null,
+            passwordHash,
+            rootRoleId: token.role.id,
+          });
+          await addSignupTokenUser(tx, secret, created.id, at);
+          return created;
+        });
+        return reply.status(201).send(user);
+      } catch (error) {
+        if (isUniqueViolation(error)) throw new ApiError('USER_EXISTS');
+        throw error;
+      }
+    },
+  );
+}

@@ -1,0 +1,151 @@
+import { randomBytes } from 'node:crypto';
+import type { PublicSignupToken, Role } from '@flags/schemas';
+import type { Queryable } from '../../db/database.js';
+import { getUsers, roleJson } from '../users/user-store.js';
+
+interface TokenRow {
+  secret: string;
+  name: string;
+  expires_at: Date | string;
+  created_at: Date | string;
+  created_by: string | null;
+  enabled: boolean;
+  role_id: number;
+  role_name: string;
+  role_type: string;
+  role_description: string | null;
+  role_project: string | null;
+  user_ids: number[];
+}
+
+/** A stored token before it is rendered for a given instant and public URL. */
+export interface StoredSignupToken {
+  readonly secret: string;
+  readonly name: string;
+  readonly expiresAt: Date;
+  readonly createdAt: Date;
+  readonly createdBy: string | null;
+  /** As stored; the effective state also depends on `expiresAt` (see `isUsable`). */
+  readonly enabled: boolean;
+  readonly role: Role;
+  readonly userIds: readonly number[];
+}
+
+const SELECT = `SELECT t.secret, t.name, t.expires_at, t.created_at, t.created_by, t.enabled,
+    r.id AS role_id, r.name AS role_name, r.type AS role_type,
+    r.description AS role_description, r.project AS role_project,
+    COALESCE((SELECT jsonb_agg(tu.user_id ORDER BY tu.created_at, tu.user_id)
+                FROM public_signup_tokens_user tu WHERE tu.secret = t.secret), '[]'::jsonb) AS user_ids
+  FROM public_signup_tokens t JOIN roles r ON r.id = t.role_id`;
+
+function toToken(row: TokenRow): StoredSignupToken {
+  return {
+    secret: row.secret,
+    name: row.name,
+    expiresAt: new Date(row.expires_at),
+    createdAt: new Date(row.created_at),
+    createdBy: row.created_by,
+    enabled: row.enabled,
+    role: roleJson({
+      id: row.role_id,
+      name: row.role_name,
+      type: row.role_type,
+      description: row.role_description,
+      project: row.role_project,
+    }),
+    userIds: row.user_ids,
+  };
+}
+
+/** 32 hex characters from 16 random bytes: URL-safe as it stands. */
+export function newSignupSecret(): string {
+  return randomBytes(16).toString('hex');
+}
+
+/** Usable for a signup: enabled and not yet expired at `now`. */
+export function isUsable(token: StoredSignupToken, now: Date): boolean {
+  return token.enabled && token.expiresAt.getTime() > now.getTime();
+}
+
+/** The invite link: `<public URL>/new-user?invite=<secret>` (a path in the public URL is kept). */
+export function inviteUrl(publicUrl: URL, secret: string): string {
+  return `${publicUrl.href.replace(/\/+$/, '')}/new-user?invite=${encodeURIComponent(secret)}`;
+}
+
+/** The wire form at `now`: `enabled` is false once expired, whatever is stored. */
+export async function tokenJson(
+  db: Queryable,
+  token: StoredSignupToken,
+  publicUrl: URL,
+  now: Date,
+): Promise<PublicSignupToken> {
+  return {
+    secret: token.secret,
+    url: inviteUrl(publicUrl, token.secret),
+    name: token.name,
+    enabled: isUsable(token, now),
+    expiresAt: token.expiresAt.toISOString(),
+    createdAt: token.createdAt.toISOString(),
+    createdBy: token.createdBy,
+    users: await getUsers(db, token.userIds),
+    role: token.role,
+  };
+}
+
+export async function getSignupToken(
+  db: Queryable,
+  secret: string,
+): Promise<StoredSignupToken | undefined> {
+  const [row] = await db.query<TokenRow>(`${SELECT} WHERE t.secret = $1`, [secret]);
+  return row && toToken(row);
+}
+
+export async function listSignupTokens(db: Queryable): Promise<StoredSignupToken[]> {
+  const rows = await db.query<TokenRow>(`${SELECT} ORDER BY t.created_at, t.secret`);
+  return rows.map(toToken);
+}
+
+export async function insertSignupToken(
+  db: Queryable,
+  token: {
+    secret: string;
+    name: string;
+    expiresAt: Date;
+    createdAt: Date;
+    createdBy: string | null;
+    roleId: number;
+  },
+): Promise<void> {
+  await db.query(
+    `INSERT INTO public_signup_tokens (secret, name, expires_at, created_at, created_by, role_id)
+     VALUES ($1, $2, $3, $4, $5, $6)`,
+    [token.secret, token.name, token.expiresAt, token.createdAt, token.createdBy, token.roleId],
+  );
+}
+
+/** Changes what is given; false when the secret is unknown. */
+export async function updateSignupToken(
+  db: Queryable,
+  secret: string,
+  change: { expiresAt?: Date; enabled?: boolean },
+): Promise<boolean> {
+  const rows = await db.query(
+    `UPDATE public_signup_tokens
+        SET expires_at = COALESCE($2, expires_at), enabled = COALESCE($3, enabled)
+      WHERE secret = $1 RETURNING secret`,
+    [secret, change.expiresAt ?? null, change.enabled ?? null],
+  );
+  return rows.length > 0;
+}
+
+export async function addSignupTokenUser(
+  tx: Queryable,
+  secret: string,
+  userId: number,
+  at: Date,
+): Promise<void> {
+  await tx.query(
+    'INSERT INTO public_signup_tokens_user (secret, user_id, created_at) VALUES ($1, $2, $3)',
+    [secret, userId, at],
+  );
+}

@@ -1,0 +1,344 @@
+import assert from 'node:assert/strict';
+import { after, before, describe, it } from 'node:test';
+import type { FastifyInstance } from 'fastify';
+import { buildApp } from '../../src/app.js';
+import type { Database } from '../../src/db/database.js';
+import { verifyPassword } from '../../src/features/users/password.js';
+import { admin, backends, DEV_TOKEN, testConfig } from '../helpers.js';
+
+const HOUR = 3_600_000;
+const DAY = 24 * HOUR;
+const TOKEN_FIELDS = [
+  'createdAt',
+  'createdBy',
+  'enabled',
+  'expiresAt',
+  'name',
+  'role',
+  'secret',
+  'url',
+  'users',
+];
+
+for (const backend of backends) {
+  describe(`public signup tokens on ${backend.name}`, () => {
+    let cleanup: () => Promise<void>;
+    let db: Database;
+    let app: FastifyInstance;
+    const start = new Date('2026-11-02T10:00:00.000Z');
+    let now = start;
+
+    before(async () => {
+      const opened = await backend.open();
+      db = opened.db;
+      cleanup = opened.cleanup;
+      app = await buildApp(testConfig({ publicUrl: new URL('https://flags.example.com/base/') }), {
+        db,
+        logger: false,
+        now: () => now,
+      });
+    });
+    after(async () => {
+      await app.close();
+      await cleanup();
+    });
+
+    const inAnHour = () => new Date(now.getTime() + HOUR).toISOString();
+    const create = (payload: object) =>
+      app.inject({ method: 'POST', url: '/api/admin/invite-link/tokens', headers: admin, payload });
+    const get = (secret: string) =>
+      app.inject({ url: `/api/admin/invite-link/tokens/${secret}`, headers: admin });
+    const put = (secret: string, payload: object) =>
+      app.inject({
+        method: 'PUT',
+        url: `/api/admin/invite-link/tokens/${secret}`,
+        headers: admin,
+        payload,
+      });
+    const signup = (secret: string, payload: object) =>
+      app.inject({ method: 'POST', url: `/invite/${secret}/signup`, payload });
+    const validate = (secret: string) => app.inject({ url: `/invite/${secret}/validate` });
+    const newToken = async (payload: object = {}) => {
+      const response = await create({ name: 'invite', expiresAt: inAnHour(), ...payload });
+      assert.equal(response.statusCode, 201, response.body);
+      return response.json() as { secret: string; [key: string]: unknown };
+    };
+    const userState = async () => ({
+      users: await db.query('SELECT * FROM users ORDER BY id'),
+      roles: await db.query('SELECT role_id, user_id, project FROM role_user ORDER BY user_id'),
+      joined: await db.query('SELECT * FROM public_signup_tokens_user ORDER BY user_id'),
+    });
+    const assertError = (response: { statusCode: number; json(): unknown }, status: number) => {
+      assert.equal(response.statusCode, status);
+      const body = response.json() as { name: string; message: string; details: unknown[] };
+      assert.deepEqual(Object.keys(body), ['name', 'message', 'details']);
+      assert.ok(body.details.length > 0);
+      return body;
+    };
+
+    it('seeds the root roles Admin, Editor, Viewer as 1, 2, 3 and the project roles', async () => {
+      const response = await app.inject({ url: '/api/admin/roles', headers: admin });
+      assert.equal(response.statusCode, 200);
+      const roles = response.json().roles as { id: number; name: string; type: string }[];
+      assert.deepEqual(
+        roles.map(({ id, name, type }) => [id, name, type]),
+        [
+          [1, 'Admin', 'root'],
+          [2, 'Editor', 'root'],
+          [3, 'Viewer', 'root'],
+          [4, 'Owner', 'project'],
+          [5, 'Member', 'project'],
+        ],
+      );
+      const viewer = await app.inject({ url: '/api/admin/roles/3', headers: admin });
+      assert.equal(viewer.json().name, 'Viewer');
+      assertError(await app.inject({ url: '/api/admin/roles/99', headers: admin }), 404);
+    });
+
+    it('requires an admin token on the admin routes', async () => {
+      for (const [method, url] of [
+        ['GET', '/api/admin/invite-link/tokens'],
+        ['POST', '/api/admin/invite-link/tokens'],
+        ['GET', '/api/admin/invite-link/tokens/x'],
+        ['PUT', '/api/admin/invite-link/tokens/x'],
+        ['GET', '/api/admin/user-admin'],
+        ['GET', '/api/admin/roles'],
+      ] as const) {
+        assertError(
+          await app.inject({ method, url, payload: method === 'GET' ? undefined : {} }),
+          401,
+        );
+        assertError(
+          await app.inject({
+            method,
+            url,
+            headers: { authorization: DEV_TOKEN },
+            payload: method === 'GET' ? undefined : {},
+          }),
+          403,
+        );
+      }
+    });
+
+    it('creates a token with the document fields, a Viewer role by default and the invite URL', async () => {
+      const expiresAt = new Date(start.getTime() + 7 * DAY).toISOString();
+      const response = await create({ name: 'Invite public viewers', expiresAt });
+      assert.equal(response.statusCode, 201);
+      const token = response.json();
+      assert.match(token.secret, /^[0-9a-f]{32}$/);
+      assert.equal(response.headers.location, `tokens/${token.secret}`);
+      assert.deepEqual(token, {
+        secret: token.secret,
+        url: `https://flags.example.com/base/new-user?invite=${token.secret}`,
+        name: 'Invite public viewers',
+        enabled: true,
+        expiresAt,
+        createdAt: start.toISOString(),
+        createdBy: 'admin (configured)',
+        users: [],
+        role: {
+          id: 3,
+          type: 'root',
+          name: 'Viewer',
+          description: 'Users with the root viewer role can only read configuration.',
+          project: null,
+        },
+      });
+      const fetched = await get(token.secret);
+      assert.equal(fetched.statusCode, 200);
+      assert.deepEqual(Object.keys(fetched.json()).sort(), TOKEN_FIELDS);
+      assert.deepEqual(fetched.json(), token);
+      const second = await newToken();
+      assert.notEqual(second.secret, token.secret);
+      const listed = await app.inject({ url: '/api/admin/invite-link/tokens', headers: admin });
+      assert.equal(listed.statusCode, 200);
+      const secrets = listed.json().tokens.map((t: { secret: string }) => t.secret);
+      assert.ok(secrets.includes(token.secret) && secrets.includes(second.secret));
+    });
+
+    it('takes a root role by name or id and refuses project roles and unknown roles', async () => {
+      assert.equal((await newToken({ role: 'Editor' })).role.name, 'Editor');
+      assert.equal((await newToken({ role: 1 })).role.name, 'Admin');
+      assert.equal((await newToken({ role: 'admin' })).role.id, 1);
+      assertError(await create({ name: 'x', expiresAt: inAnHour(), role: 4 }), 400);
+      assertError(await create({ name: 'x', expiresAt: inAnHour(), role: 'Superuser' }), 400);
+    });
+
+    it('rejects bad create bodies with a JSON 400 and caps the expiry at one month', async () => {
+      const before = await db.query('SELECT secret FROM public_signup_tokens');
+      for (const payload of [
+        {},
+        { name: 'x' },
+        { expiresAt: inAnHour() },
+        { name: '', expiresAt: inAnHour() },
+        { name: 'x', expiresAt: 'tomorrow' },
+        { name: 'x', expiresAt: new Date(now.getTime() - HOUR).toISOString() },
+        { name: 'x', expiresAt: inAnHour(), enabled: false },
+      ]) {
+        const body = assertError(await create(payload), 400);
+        assert.equal(body.name, 'BadDataError', JSON.stringify(payload));
+      }
+      assert.equal(
+        (await db.query('SELECT secret FROM public_signup_tokens')).length,
+        before.length,
+      );
+      const far = await newToken({ expiresAt: new Date(now.getTime() + 100 * DAY).toISOString() });
+      assert.equal(far.expiresAt, '2026-12-02T10:00:00.000Z');
+    });
+
+    it('answers 404 with a JSON error for an unknown token on every route', async () => {
+      const body = assertError(await get('unknown'), 404);
+      assert.equal(body.message, 'Could not find public signup token.');
+      assertError(await put('unknown', { enabled: false }), 404);
+      assertError(await validate('unknown'), 404);
+      const state = await userState();
+      assertError(await signup('unknown', { name: 'A', email: 'a@example.com' }), 404);
+      assert.deepEqual(await userState(), state);
+    });
+
+    it('updates enabled and expiresAt; an empty or unknown change is a 400', async () => {
+      const token = await newToken();
+      const disabled = await put(token.secret, { enabled: false });
+      assert.equal(disabled.statusCode, 200);
+      assert.equal(disabled.json().enabled, false);
+      assert.deepEqual(Object.keys(disabled.json()).sort(), TOKEN_FIELDS);
+      assertError(await validate(token.secret), 400);
+      assert.equal((await put(token.secret, { enabled: true })).json().enabled, true);
+      assert.equal((await validate(token.secret)).statusCode, 200);
+      const later = new Date(now.getTime() + 60 * DAY).toISOString();
+      const extended = await put(token.secret, { expiresAt: later });
+      assert.equal(extended.json().expiresAt, later);
+      assert.equal(extended.json().enabled, true);
+      assertError(await put(token.secret, {}), 400);
+      assertError(await put(token.secret, { name: 'renamed' }), 400);
+      assertError(await put(token.secret, { enabled: 'no' }), 400);
+      assert.equal((await get(token.secret)).json().name, 'invite');
+    });
+
+    it('reports enabled false once expired, whatever is stored, and flips back when extended', async () => {
+      const token = await newToken();
+      assert.equal((await get(token.secret)).json().enabled, true);
+      assert.equal((await validate(token.secret)).statusCode, 200);
+      now = new Date(now.getTime() + HOUR + 1);
+      try {
+        assert.equal((await get(token.secret)).json().enabled, false);
+        const listed = await app.inject({ url: '/api/admin/invite-link/tokens', headers: admin });
+        const entry = listed
+          .json()
+          .tokens.find((t: { secret: string }) => t.secret === token.secret);
+        assert.equal(entry.enabled, false);
+        const [stored] = await db.query<{ enabled: boolean }>(
+          'SELECT enabled FROM public_signup_tokens WHERE secret = $1',
+          [token.secret],
+        );
+        assert.equal(stored!.enabled, true);
+        assertError(await validate(token.secret), 400);
+        // Setting enabled on an expired token does not make it usable.
+        assert.equal((await put(token.secret, { enabled: true })).json().enabled, false);
+        const extended = await put(token.secret, { expiresAt: inAnHour() });
+        assert.equal(extended.json().enabled, true);
+      } finally {
+        now = start;
+      }
+    });
+
+    it('signs a user up with the token role, adds it to the token and never returns the password', async () => {
+      const token = await newToken({ role: 'Editor' });
+      const validated = await validate(token.secret);
+      assert.equal(validated.statusCode, 200);
+      const response = await signup(token.secret, {
+        name: 'Ada Lovelace',
+        email: 'ada@example.com',
+        password: 'correct horse battery',
+      });
+      assert.equal(response.statusCode, 201, response.body);
+      const user = response.json();
+      assert.ok(Number.isInteger(user.id));
+      assert.equal(user.name, 'Ada Lovelace');
+      assert.equal(user.email, 'ada@example.com');
+      assert.equal(user.rootRole, 2);
+      assert.equal(user.accountType, 'User');
+      assert.ok(!Number.isNaN(Date.parse(user.createdAt)));
+      assert.ok(!/password|correct horse/i.test(response.body));
+
+      const fetched = (await get(token.secret)).json();
+      assert.deepEqual(
+        fetched.users.map((u: { id: number; email: string }) => [u.id, u.email]),
+        [[user.id, 'ada@example.com']],
+      );
+      const [row] = await db.query<{ password_hash: string }>(
+        'SELECT password_hash FROM users WHERE id = $1',
+        [user.id],
+      );
+      assert.match(row!.password_hash, /^scrypt\$/);
+      assert.ok(await verifyPassword('correct horse battery', row!.password_hash));
+      assert.ok(!(await verifyPassword('wrong horse battery', row!.password_hash)));
+      const [role] = await db.query<{ role_id: number }>(
+        'SELECT role_id FROM role_user WHERE user_id = $1',
+        [user.id],
+      );
+      assert.equal(role!.role_id, 2);
+
+      const listed = await app.inject({ url: '/api/admin/user-admin', headers: admin });
+      assert.ok(listed.json().users.some((u: { id: number }) => u.id === user.id));
+      const one = await app.inject({ url: `/api/admin/user-admin/${user.id}`, headers: admin });
+      assert.deepEqual(one.json(), user);
+
+      const withoutPassword = await signup(token.secret, { name: 'Bo', email: 'bo@example.com' });
+      assert.equal(withoutPassword.statusCode, 201);
+      assert.equal((await get(token.secret)).json().users.length, 2);
+    });
+
+    it('refuses a duplicate email with 409 and creates nothing', async () => {
+      const token = await newToken();
+      assert.equal(
+        (await signup(token.secret, { name: 'C', email: 'cy@example.com' })).statusCode,
+        201,
+      );
+      const state = await userState();
+      const body = assertError(
+        await signup(token.secret, { name: 'C2', email: 'CY@example.com' }),
+        409,
+      );
+      assert.equal(body.message, 'A user with this email already exists.');
+      assert.deepEqual(await userState(), state);
+    });
+
+    it('refuses a signup on an expired or disabled token and creates nothing', async () => {
+      const expiring = await newToken();
+      const disabled = await newToken();
+      await put(disabled.secret, { enabled: false });
+      const state = await userState();
+      now = new Date(now.getTime() + 2 * HOUR);
+      try {
+        const body = assertError(
+          await signup(expiring.secret, { name: 'Late', email: 'late@example.com' }),
+          400,
+        );
+        assert.equal(body.message, 'This invite link has expired or has been disabled.');
+      } finally {
+        now = start;
+      }
+      assertError(await signup(disabled.secret, { name: 'Off', email: 'off@example.com' }), 400);
+      assert.deepEqual(await userState(), state);
+      assert.equal((await get(expiring.secret)).json().users.length, 0);
+    });
+
+    it('validates the signup body: required fields, email format, no role from the body', async () => {
+      const token = await newToken();
+      const state = await userState();
+      for (const payload of [
+        {},
+        { name: 'N' },
+        { email: 'n@example.com' },
+        { name: 'N', email: 'not-an-email' },
+        { name: 'N', email: 'n@example.com', password: 'short' },
+        { name: 'N', email: 'n@example.com', rootRole: 1 },
+      ]) {
+        const body = assertError(await signup(token.secret, payload), 400);
+        assert.equal(body.name, 'BadDataError', JSON.stringify(payload));
+      }
+      assert.deepEqual(await userState(), state);
+    });
+  });
+}
