@@ -255,6 +255,16 @@ function buildContexts(): Context[] {
   });
 }
 
+/** Contexts as a service receives them: parsed from JSON (flat strings), `currentTime` a Date. */
+function asReceived(contexts: Context[]): Context[] {
+  return contexts.map((context) => {
+    const parsed = JSON.parse(JSON.stringify(context)) as Context & { currentTime?: string };
+    return parsed.currentTime === undefined
+      ? parsed
+      : { ...parsed, currentTime: new Date(parsed.currentTime) };
+  });
+}
+
 let sink = 0;
 
 function timeRounds(rounds: number, run: () => void): number[] {
@@ -275,7 +285,7 @@ const gc = runInNewContext('gc') as () => void;
 
 async function main(): Promise<void> {
   const { payload, randomFlags } = buildPayload();
-  const contexts = buildContexts();
+  const contexts = asReceived(buildContexts());
   const names = payload.features.map((feature) => feature.name);
 
   gc();

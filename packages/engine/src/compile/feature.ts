@@ -39,8 +39,8 @@ export function runFlag(flag: CompiledFlag, context: Context): Evaluation {
     const strategy = strategies[s]!;
     if (!flag.checks.all(strategy.checks, context)) continue;
     if (strategy.own !== undefined && !strategy.own(context)) continue;
-    if (strategy.variants !== undefined) return strategy.variants(context);
-    if (flag.variants !== undefined) return flag.variants(context);
+    if (strategy.variants !== undefined) return strategy.variants.pick(context);
+    if (flag.variants !== undefined) return flag.variants.pick(context);
     return strategy.result;
   }
   return flag.results.disabled;

@@ -1,11 +1,8 @@
 import { type ContextReader, contextReader } from '../context.js';
-import { normalizedValue, prepareHash, VARIANT_SEED } from '../hash/murmur3.js';
+import { type HashPrefix, normalizedValue, prepareHash, VARIANT_SEED } from '../hash/murmur3.js';
 import type { FlagResults, PayloadValue } from '../results.js';
 import { type Context, type Evaluation, Reasons } from '../types.js';
 import { describe, type Reporter } from '../warnings.js';
-
-/** Picks the variant of an enabled flag (or strategy) for a context. */
-export type VariantPicker = (context: Context) => Evaluation;
 
 export interface VariantSettings {
   /** Group id with the hashing colon appended: the flag name, or the strategy's groupId. */
@@ -38,13 +35,42 @@ function overridesOf(raw: unknown, result: Evaluation, out: Override[]): void {
   }
 }
 
-/** The stickiness value of the context; `undefined` means a random pick. */
-function seedReader(stickiness: string): ContextReader {
-  if (stickiness !== 'default') {
-    const read = contextReader(stickiness);
-    return (context) => read(context) || undefined;
+/**
+ * Picks the variant of an enabled flag (or strategy) for a context. A class, not a closure: every
+ * flag calls the same `pick`, so the call is direct and the hashing inlines.
+ */
+export class VariantPicker {
+  constructor(
+    private readonly overrides: readonly Override[],
+    /** Custom stickiness field; undefined for `default` (userId, sessionId, remoteAddress). */
+    private readonly stickiness: ContextReader | undefined,
+    private readonly prefix: HashPrefix,
+    private readonly bounds: readonly number[],
+    private readonly picks: readonly Evaluation[],
+    private readonly total: number,
+    private readonly random: () => number,
+  ) {}
+
+  pick(context: Context): Evaluation {
+    const overrides = this.overrides;
+    for (let i = 0; i < overrides.length; i++) {
+      const override = overrides[i]!;
+      const value = override.read(context);
+      if (value !== undefined && override.values.has(value)) return override.result;
+    }
+    // A context without the stickiness value gets a random variant, as in the SDKs.
+    const id =
+      this.stickiness === undefined
+        ? context.userId || context.sessionId || context.remoteAddress
+        : this.stickiness(context);
+    const target = id
+      ? normalizedValue(this.prefix, id, this.total)
+      : Math.floor(this.random() * this.total) + 1;
+    const bounds = this.bounds;
+    let i = 0;
+    while (bounds[i]! < target) i++;
+    return this.picks[i]!;
   }
-  return (context) => context.userId || context.sessionId || context.remoteAddress || undefined;
 }
 
 /**
@@ -88,22 +114,13 @@ export function compileVariants(
     (typeof first?.stickiness === 'string' && first.stickiness) ||
     settings.fallbackStickiness ||
     'default';
-  const seed = seedReader(stickiness);
-  const pickByWeight = (context: Context): Evaluation => {
-    const id = seed(context);
-    const target =
-      id === undefined ? Math.floor(random() * total) + 1 : normalizedValue(prefix, id, total);
-    let i = 0;
-    while (bounds[i]! < target) i++;
-    return picks[i]!;
-  };
-  if (overrides.length === 0) return pickByWeight;
-  return (context) => {
-    for (let i = 0; i < overrides.length; i++) {
-      const override = overrides[i]!;
-      const value = override.read(context);
-      if (value !== undefined && override.values.has(value)) return override.result;
-    }
-    return pickByWeight(context);
-  };
+  return new VariantPicker(
+    overrides,
+    stickiness === 'default' ? undefined : contextReader(stickiness),
+    prefix,
+    bounds,
+    picks,
+    total,
+    random,
+  );
 }
