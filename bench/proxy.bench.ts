@@ -1,0 +1,251 @@
+// `npm run bench proxy`: flags-proxy against @unleash/proxy 1.4.19 (the reference) and a bare
+// node:http server, each in its own child process, all on one fake upstream serving 200 realistic
+// flags. autocannon (in this process: 32 connections, ~10 s per run) cycles GET /proxy and
+// POST /proxy through 500 distinct contexts, alternating ours and the reference over 2 rounds,
+// and prints req/s, p50/p99 latency, peak RSS and the ratios.
+import { type ChildProcess, spawn, spawnSync } from 'node:child_process';
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import autocannon from 'autocannon';
+import { realisticContexts, realisticPayload } from '../packages/proxy/test/fixtures/realistic.js';
+import { FakeUpstream } from '../packages/proxy/test/helpers/fake-upstream.js';
+
+const CLIENT_KEY = 'bench-client-key';
+const DURATION_S = Number(process.env.BENCH_DURATION_S ?? 10);
+const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 2);
+const CONNECTIONS = 32;
+const ROOT = fileURLToPath(new URL('..', import.meta.url));
+
+type Role = 'ours' | 'reference' | 'bare';
+
+/**
+ * Child process side, in plain JavaScript so that no TypeScript loader inflates the measured RSS:
+ * each server starts, then prints `{"port": n}`. Ours runs from the build (`dist`).
+ */
+const CHILD_CODE: Record<Role, string> = {
+  ours: `
+    const { createProxy } = await import('@flags/proxy');
+    const proxy = await createProxy({
+      flagsUrl: UPSTREAM, flagsApiToken: 'bench-token', clientKeys: [KEY],
+      logLevel: 'error', useJsonLogger: true, flagsAppName: 'bench',
+    });
+    await proxy.poller.ready;
+    await proxy.app.listen({ port: 0, host: '127.0.0.1' });
+    report(proxy.app.server.address().port);`,
+  reference: `
+    const { createRequire } = await import('node:module');
+    const require = createRequire(process.cwd() + '/');
+    const { createApp } = require('@unleash/proxy');
+    const app = createApp({
+      unleashUrl: UPSTREAM, unleashApiToken: 'bench-token', clientKeys: [KEY], unleashAppName: 'bench',
+      logLevel: 'error', metricsInterval: 0, clientMode: 'new',
+      storageProvider: { get: async () => undefined, set: async () => {} },
+    });
+    const server = app.listen(0, '127.0.0.1', async () => {
+      const port = server.address().port;
+      while ((await fetch('http://127.0.0.1:' + port + '/proxy/health')).status !== 200) {
+        await new Promise((resolve) => setTimeout(resolve, 50));
+      }
+      report(port);
+    });`,
+  bare: `
+    const { createServer } = await import('node:http');
+    const body = Buffer.from('{"toggles":[' + '"x",'.repeat(Math.max(0, Math.floor((BYTES - 16) / 4))) + '"x"]}');
+    const server = createServer((request, response) => {
+      request.resume();
+      request.on('end', () => {
+        response.writeHead(200, { 'content-type': 'application/json; charset=utf-8', 'content-length': body.length });
+        response.end(body);
+      });
+    });
+    server.listen(0, '127.0.0.1', () => report(server.address().port));`,
+};
+
+interface Child {
+  readonly process: ChildProcess;
+  readonly base: string;
+}
+
+function startChild(role: Role, upstreamUrl: string, bodyBytes = 0): Promise<Child> {
+  const code = `const UPSTREAM = ${JSON.stringify(upstreamUrl)}; const KEY = ${JSON.stringify(CLIENT_KEY)};
+    const BYTES = ${bodyBytes}; const report = (port) => process.stdout.write(JSON.stringify({ port }) + '\\n');
+    ${CHILD_CODE[role]}`;
+  const child = spawn(process.execPath, ['--input-type=module', '-e', code], {
+    cwd: ROOT,
+    stdio: ['ignore', 'pipe', 'inherit'],
+  });
+  return new Promise((resolve, reject) => {
+    let out = '';
+    child.stdout?.on('data', (chunk) => {
+      out += chunk;
+      const line = out.split('\n').find((candidate) => candidate.startsWith('{"port"'));
+      if (line) resolve({ process: child, base: `http://127.0.0.1:${JSON.parse(line).port}` });
+    });
+    child.on('exit', (code) => reject(new Error(`${role} server exited with ${code}`)));
+  });
+}
+
+/** Peak resident set size of a process so far (Linux VmHWM), MB. */
+function peakRssMb(pid: number | undefined): number {
+  const status = readFileSync(`/proc/${pid}/status`, 'utf8');
+  const match = /VmHWM:\s+(\d+) kB/.exec(status);
+  return match ? Number(match[1]) / 1024 : Number.NaN;
+}
+
+type Scenario = 'GET' | 'POST';
+
+function requests(scenario: Scenario): autocannon.Request[] {
+  return realisticContexts(500).map((context) => {
+    if (scenario === 'POST') {
+      return {
+        method: 'POST',
+        path: '/proxy',
+        headers: { authorization: CLIENT_KEY, 'content-type': 'application/json' },
+        body: JSON.stringify({ context }),
+      };
+    }
+    const query = new URLSearchParams({
+      userId: context.userId,
+      sessionId: context.sessionId,
+      remoteAddress: context.remoteAddress,
+    });
+    for (const [name, value] of Object.entries(context.properties))
+      query.append(`properties[${name}]`, value);
+    return { method: 'GET', path: `/proxy?${query}`, headers: { authorization: CLIENT_KEY } };
+  });
+}
+
+interface Measure {
+  readonly rps: number;
+  readonly p50: number;
+  readonly p99: number;
+  readonly errors: number;
+}
+
+async function load(base: string, scenario: Scenario): Promise<Measure> {
+  const result = await autocannon({
+    url: base,
+    connections: CONNECTIONS,
+    duration: DURATION_S,
+    requests: requests(scenario),
+  });
+  return {
+    rps: result.requests.average,
+    p50: result.latency.p50,
+    p99: result.latency.p99,
+    errors: result.errors + result.timeouts + result.non2xx,
+  };
+}
+
+function average(values: readonly Measure[]): Measure {
+  const mean = (pick: (m: Measure) => number) =>
+    values.reduce((sum, m) => sum + pick(m), 0) / values.length;
+  return {
+    rps: mean((m) => m.rps),
+    p50: mean((m) => m.p50),
+    p99: mean((m) => m.p99),
+    errors: mean((m) => m.errors),
+  };
+}
+
+async function bench(): Promise<void> {
+  const upstream = await new FakeUpstream(realisticPayload(200)).start();
+  const ours = await startChild('ours', upstream.url);
+  const reference = await startChild('reference', upstream.url);
+  // The bare server sends a fixed body as large as our average GET /proxy answer.
+  let bytes = 0;
+  const sample = requests('GET').slice(0, 100);
+  for (const request of sample) {
+    const response = await fetch(`${ours.base}${request.path}`, {
+      headers: { authorization: CLIENT_KEY },
+    });
+    bytes += (await response.text()).length;
+  }
+  const bodyBytes = Math.round(bytes / sample.length);
+  const bare = await startChild('bare', upstream.url, bodyBytes);
+  console.log(
+    `200 flags, 500 contexts, ${CONNECTIONS} connections, ${DURATION_S} s per run, ${ROUNDS} rounds; average GET body ${bodyBytes} B`,
+  );
+
+  const runs = new Map<string, Measure[]>();
+  const record = (key: string, measure: Measure) => {
+    runs.set(key, [...(runs.get(key) ?? []), measure]);
+    console.log(
+      `  ${key.padEnd(16)} ${measure.rps.toFixed(0).padStart(8)} req/s  p50 ${measure.p50} ms  p99 ${measure.p99} ms${measure.errors ? `  errors ${measure.errors}` : ''}`,
+    );
+  };
+  for (let round = 1; round <= ROUNDS; round++) {
+    console.log(`round ${round}`);
+    for (const scenario of ['GET', 'POST'] as const) {
+      const order =
+        round % 2 === 1
+          ? [
+              ['ours', ours],
+              ['reference', reference],
+            ]
+          : [
+              ['reference', reference],
+              ['ours', ours],
+            ];
+      for (const [name, child] of order as Array<[string, Child]>)
+        record(`${name} ${scenario}`, await load(child.base, scenario));
+    }
+    record('bare GET', await load(bare.base, 'GET'));
+  }
+
+  const rss = {
+    ours: peakRssMb(ours.process.pid),
+    reference: peakRssMb(reference.process.pid),
+    bare: peakRssMb(bare.process.pid),
+  };
+  const rows: string[][] = [['scenario', 'server', 'req/s', 'p50 ms', 'p99 ms', 'peak RSS MB']];
+  const summary: Record<string, Measure> = {};
+  for (const [key, measures] of runs) summary[key] = average(measures);
+  for (const key of Object.keys(summary)) {
+    const [server, scenario] = key.split(' ') as [keyof typeof rss, string];
+    const m = summary[key] as Measure;
+    rows.push([
+      scenario,
+      server,
+      m.rps.toFixed(0),
+      m.p50.toFixed(1),
+      m.p99.toFixed(1),
+      rss[server].toFixed(0),
+    ]);
+  }
+  console.log('\nsummary (mean of rounds)');
+  const widths = (rows[0] as string[]).map((_, i) =>
+    Math.max(...rows.map((row) => (row[i] as string).length)),
+  );
+  for (const row of rows)
+    console.log(`| ${row.map((cell, i) => cell.padEnd(widths[i] as number)).join(' | ')} |`);
+  console.log('\nratios (ours vs reference; targets: req/s ≥ 25×, p99 ≤ 1/10, RSS ≤ 1/2)');
+  for (const scenario of ['GET', 'POST']) {
+    const mine = summary[`ours ${scenario}`] as Measure;
+    const theirs = summary[`reference ${scenario}`] as Measure;
+    console.log(
+      `  ${scenario.padEnd(4)} req/s ${(mine.rps / theirs.rps).toFixed(1)}×   p99 1/${(theirs.p99 / Math.max(mine.p99, 0.001)).toFixed(1)}`,
+    );
+  }
+  console.log(`  RSS  ${(rss.ours / rss.reference).toFixed(2)} of the reference's peak`);
+  const bareGet = summary['bare GET'] as Measure;
+  console.log(
+    `  ours GET = ${((summary['ours GET'] as Measure).rps / bareGet.rps).toFixed(2)} of a bare node:http server (${bareGet.rps.toFixed(0)} req/s)`,
+  );
+
+  for (const child of [ours, reference, bare]) child.process.kill('SIGTERM');
+  await upstream.stop();
+}
+
+// The servers run from the build: make sure it is current.
+const build = spawnSync(
+  process.execPath,
+  [join(ROOT, 'node_modules/typescript/bin/tsc'), '-b', 'packages/proxy'],
+  {
+    cwd: ROOT,
+    stdio: 'inherit',
+  },
+);
+if (build.status !== 0) process.exit(1);
+await bench();
