@@ -3,6 +3,7 @@ import Fastify, {
   type FastifyBaseLogger,
   type FastifyInstance,
   type FastifyServerOptions,
+  LogController,
 } from 'fastify';
 import { tokenGuard } from './auth/token-guard.js';
 import { maskToken, parseClientTokenScope } from './config/load.js';
@@ -57,7 +58,9 @@ export async function buildApp(config: ServerConfig, deps: AppDeps): Promise<Fas
         : { loggerInstance: deps.logger }),
     bodyLimit: config.bodyLimitBytes,
     // A log line per request costs more than serving a cached body; kept for debug and trace.
-    disableRequestLogging: config.logLevel !== 'debug' && config.logLevel !== 'trace',
+    logController: new LogController({
+      disableRequestLogging: config.logLevel !== 'debug' && config.logLevel !== 'trace',
+    }),
     ajv: { customOptions: { allowUnionTypes: true } },
   }) as unknown as FastifyInstance;
   app.decorateRequest('apiToken', null as never);

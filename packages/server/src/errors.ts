@@ -108,6 +108,19 @@ function fromFastifyError(error: FastifyError): ApiError | undefined {
     case 'FST_ERR_CTP_INVALID_CONTENT_LENGTH':
       return new ApiError('BAD_DATA', 'The Content-Length header does not match the body.');
   }
+  // PostgreSQL data exceptions (class 22: NUL bytes, out-of-range dates and numbers) come from
+  // values the client sent; integrity violations (class 23) from names that clash.
+  const sqlState =
+    typeof error.code === 'string' && /^2[23][0-9A-Z]{3}$/.test(error.code)
+      ? error.code
+      : undefined;
+  if (sqlState?.startsWith('22')) {
+    return new ApiError('BAD_DATA', 'The request contains a value the database cannot store.');
+  }
+  if (sqlState === '23505') return new ApiError('NAME_EXISTS');
+  if (sqlState?.startsWith('23')) {
+    return new ApiError('BAD_DATA', 'The request refers to something that does not exist.');
+  }
   if (error instanceof SyntaxError || error.statusCode === 400) {
     return new ApiError('INVALID_JSON', `The request body is not valid JSON: ${error.message}`);
   }

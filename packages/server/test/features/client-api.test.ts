@@ -395,6 +395,14 @@ for (const backend of backends) {
           appName: 'web',
           bucket: { start: 'yesterday', stop: '2026-03-01T10:01:00Z', toggles: {} },
         },
+        {
+          appName: 'web',
+          bucket: { start: 0, stop: 1e20, toggles: { 'dark-mode': { yes: 1, no: 0 } } },
+        },
+        {
+          appName: 'web',
+          bucket: { start: -1e15, stop: 0, toggles: { 'dark-mode': { yes: 1, no: 0 } } },
+        },
       ];
       for (const payload of cases) {
         const response = await app.inject({
@@ -415,6 +423,28 @@ for (const backend of backends) {
       assert.equal(broken.statusCode, 400);
       assert.equal(broken.json().name, 'BadDataError');
       assert.deepEqual(await db.query('SELECT * FROM client_metrics'), before);
+    });
+
+    it('answers 400, not 500, for values the database cannot store', async () => {
+      const prefix = await get('/api/client/features?namePrefix=a%00b');
+      assert.equal(prefix.statusCode, 400);
+      assert.equal(prefix.json().name, 'BadDataError');
+      const payload = fixture();
+      payload.data.features.push({ name: 'nul\u0000name' });
+      const response = await app.inject({
+        method: 'POST',
+        url: '/api/admin/features-batch/import',
+        headers: admin,
+        payload,
+      });
+      assert.equal(response.statusCode, 400);
+      const register = await app.inject({
+        method: 'POST',
+        url: '/api/client/register',
+        headers: { authorization: DEV_TOKEN },
+        payload: { appName: 'a\u0000b' },
+      });
+      assert.equal(register.statusCode, 400);
     });
 
     it('answers 413 JSON beyond the body limit', async () => {

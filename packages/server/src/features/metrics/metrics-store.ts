@@ -5,7 +5,9 @@ const HOUR_MS = 3_600_000;
 
 /** Epoch ms of a bucket boundary (ISO string or epoch ms); NaN when unparseable. */
 function instantMs(value: string | number): number {
-  return typeof value === 'number' ? value : Date.parse(value);
+  const ms = typeof value === 'number' ? value : Date.parse(value);
+  // Buckets outside 1970..9999 are not real measurements (and some cannot be stored).
+  return ms >= 0 && ms < 253_402_300_800_000 ? ms : Number.NaN;
 }
 
 /**
