@@ -277,6 +277,19 @@ function timeRounds(rounds: number, run: () => void): number[] {
   return perContextUs;
 }
 
+/**
+ * Heap allocated per context: heap growth over a few contexts right after a full GC (too few
+ * for a young-generation collection to run in between, so nothing is freed meanwhile).
+ */
+function allocatedPerContext(evaluate: (context: Context) => void, sample: Context[]): number {
+  gc();
+  const before = process.memoryUsage().heapUsed;
+  for (const context of sample) evaluate(context);
+  return (process.memoryUsage().heapUsed - before) / sample.length;
+}
+
+const kb = (bytes: number): string => `${(bytes / 1024).toFixed(1)} KB`;
+
 const median = (values: number[]): number => [...values].sort((a, b) => a - b)[values.length >> 1]!;
 const mb = (bytes: number): string => `${(bytes / 1024 / 1024).toFixed(1)} MB`;
 
@@ -350,6 +363,18 @@ async function main(): Promise<void> {
   const engineUs = median(engineRounds);
   const unleashUs = median(unleashRounds);
   const heapEnd = process.memoryUsage().heapUsed;
+  const engineAllocated = allocatedPerContext(
+    (context) => {
+      sink += snapshot.evaluateAll(context).length;
+    },
+    contexts.slice(0, 200),
+  );
+  const unleashAllocated = allocatedPerContext(
+    (context) => {
+      for (const name of names) if (unleash.getVariant(name, context as never).enabled) sink++;
+    },
+    contexts.slice(0, 5),
+  );
   unleash.destroy();
 
   const enabled = contexts.reduce(
@@ -375,7 +400,9 @@ async function main(): Promise<void> {
     `ratio: @flags/engine is ${(unleashUs / engineUs).toFixed(1)}× faster (target ≥ 50×)`,
   );
   console.log(
-    `heap: ${mb(heapStart)} before the timed rounds, ${mb(heapEnd)} after (sink ${sink % 10})`,
+    `heap: allocated per context ≈ ${kb(engineAllocated)} (@flags/engine), ` +
+      `${kb(unleashAllocated)} (unleash-client); process heap ${mb(heapStart)} → ${mb(heapEnd)} ` +
+      `over the timed rounds (sink ${sink % 10})`,
   );
   if (disagreements > 0) process.exitCode = 1;
 }

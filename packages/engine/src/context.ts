@@ -1,3 +1,4 @@
+import { evaluationNowMs } from './compile/checks.js';
 import type { Context } from './types.js';
 
 /** Reads one context field as a string, or `undefined` when the context lacks it. */
@@ -36,5 +37,5 @@ export function contextReader(name: string): ContextReader {
 /** Milliseconds of the context's `currentTime`, or of the evaluation when it has none. */
 export function contextTimeMs(context: Context): number {
   const time = context.currentTime;
-  return time === undefined ? Date.now() : time.getTime();
+  return time === undefined ? evaluationNowMs() : time.getTime();
 }

@@ -19,6 +19,19 @@ export function endEvaluation(previous: number): void {
   evaluation.stamp = previous;
 }
 
+// The clock is read once per evaluation: every flag of one call sees the same "now" (and
+// `Date.now()` returns a boxed number, so reading it per constraint would allocate).
+const clock = { stamp: -1, nowMs: 0 };
+
+/** Milliseconds since the epoch at the start of the evaluation in progress. */
+export function evaluationNowMs(): number {
+  if (clock.stamp !== evaluation.stamp) {
+    clock.nowMs = Date.now();
+    clock.stamp = evaluation.stamp;
+  }
+  return clock.nowMs;
+}
+
 /**
  * The constraints of one snapshot, each compiled once and answered at most once per evaluation.
  * Real payloads repeat constraints (`environment IN [production]`, shared segments, user lists)

@@ -12,5 +12,9 @@ export const dateCompare: OperatorBuilder = (spec, _read, reporter) => {
     return undefined;
   }
   const test = orderTest(spec.operator);
-  return (context) => test(contextTimeMs(context) - targetMs);
+  return (context) => {
+    const time = contextTimeMs(context);
+    // A sign, not the difference: a small integer passes to `test` without boxing a double.
+    return test(time > targetMs ? 1 : time < targetMs ? -1 : 0);
+  };
 };
