@@ -92,6 +92,19 @@ for (const backend of backends) {
       assert.equal(body.segments, undefined);
     });
 
+    it('serves one flag by name, 404 JSON for an unknown one', async () => {
+      const one = await get('/api/client/features/dark-mode');
+      assert.equal(one.statusCode, 200);
+      const all = (await get('/api/client/features')).json();
+      assert.deepEqual(
+        one.json(),
+        all.features.find((f: { name: string }) => f.name === 'dark-mode'),
+      );
+      const missing = await get('/api/client/features/nope');
+      assert.equal(missing.statusCode, 404);
+      assert.equal(missing.json().message, 'Could not find feature flag nope');
+    });
+
     it('answers 304 on a matching If-None-Match and 200 otherwise', async () => {
       const first = await get('/api/client/features');
       const etag = String(first.headers.etag);

@@ -347,6 +347,24 @@ for (const backend of backends) {
       });
     }
 
+    it('rolls back every write when the database refuses one late in the transaction', async () => {
+      const payload = fixture();
+      payload.data.features.push({ name: 'late-failure-flag' });
+      payload.data.features[0]!.description = 'changed before the failure';
+      // Passes validation; PostgreSQL refuses the NUL character when the strategies are written,
+      // after the features were already upserted in the same transaction.
+      payload.data.featureStrategies.push({
+        name: 'default',
+        featureName: 'late-failure-flag',
+        parameters: { note: 'a\u0000b' },
+      });
+      const before = await dump(db);
+      const response = await importPayload(app, payload);
+      assert.equal(response.statusCode, 400, response.body);
+      assert.equal(response.json().name, 'BadDataError');
+      assert.deepEqual(await dump(db), before);
+    });
+
     it('reports every problem at once on /validate without writing', async () => {
       const payload = fixture();
       payload.data.features.push({ name: 'owned-elsewhere' }, { name: 'old-flag' });

@@ -1,6 +1,7 @@
 import { createHash } from 'node:crypto';
 import { promisify } from 'node:util';
 import { gzip as gzipCallback } from 'node:zlib';
+import type { ClientFeature } from '@flags/schemas';
 import type { Database } from '../../db/database.js';
 import type { RevisionTracker } from '../../revision.js';
 import { type FeatureQuery, readClientConfiguration } from './client-features-store.js';
@@ -14,6 +15,8 @@ export interface ServedConfiguration {
   readonly body: Buffer;
   /** The same body gzip-compressed once, for clients sending `Accept-Encoding: gzip`. */
   readonly gzipped: Buffer;
+  /** The flags of the body by name (`GET /api/client/features/:name`). */
+  readonly byName: ReadonlyMap<string, ClientFeature>;
 }
 
 const gzip = promisify(gzipCallback);
@@ -81,7 +84,8 @@ export class ClientFeaturesCache {
     );
     // Compressed in the zlib thread pool, once per configuration instead of once per response.
     const gzipped = await gzip(body, { level: 6 });
-    const served: ServedConfiguration = Object.freeze({ revision, etag, body, gzipped });
+    const byName = new Map(configuration.features.map((feature) => [feature.name, feature]));
+    const served: ServedConfiguration = Object.freeze({ revision, etag, body, gzipped, byName });
     if (!previous && this.entries.size >= MAX_ENTRIES) {
       const oldest = this.entries.keys().next().value;
       if (oldest !== undefined) this.entries.delete(oldest);

@@ -103,4 +103,29 @@ export function clientFeaturesRoutes(
         return reply.send(served.body);
       },
     );
+
+  app.withTypeProvider<JsonSchemaToTsProvider>().get(
+    '/api/client/features/:name',
+    {
+      schema: {
+        params: { type: 'object', required: ['name'], properties: { name: { type: 'string' } } },
+      },
+      onRequest: guard,
+    },
+    async function clientGetFeature(request) {
+      const token = request.apiToken;
+      const served = await cache.get({
+        environment: token.environment ?? 'default',
+        projects: visibleProjects(token, undefined),
+        namePrefix: undefined,
+        tags: undefined,
+        inlineSegmentConstraints: inlineSegments(request.headers[SPEC_HEADER]),
+      });
+      const feature = served.byName.get(request.params.name);
+      if (!feature) {
+        throw new ApiError('NOT_FOUND', `Could not find feature flag ${request.params.name}`);
+      }
+      return feature;
+    },
+  );
 }
