@@ -5,6 +5,7 @@ import { loadEnrichers, loadStrategies } from './config/modules.js';
 import type { Logger, ProxyOptions } from './config/options.js';
 import { createLogger } from './logger.js';
 import { ProxyState } from './state.js';
+import { backupKey, loadBackup, loadBootstrap, saveSnapshots } from './sync/fallbacks.js';
 import { Poller } from './sync/poller.js';
 import { registerUpstream } from './sync/register.js';
 import { createDispatcher } from './sync/upstream.js';
@@ -58,7 +59,18 @@ export async function createProxy(
     await dispatcher.close();
   };
   const app = await buildApp(config, { state, log, enrichers, strategies, onClose });
+  if (config.storageProvider !== undefined) {
+    saveSnapshots(state, config.storageProvider, backupKey(config), log);
+  }
   poller.start();
+  // Backup and bootstrap only bridge the time until the first upstream sync.
+  const markReady = (applied: boolean) => {
+    if (applied) poller.markReady();
+  };
+  if (config.storageProvider !== undefined) {
+    void loadBackup(state, config.storageProvider, backupKey(config), log).then(markReady);
+  }
+  void loadBootstrap(config, state, dispatcher, log).then(markReady);
   void registerUpstream(
     config,
     dispatcher,

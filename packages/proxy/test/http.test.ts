@@ -1,5 +1,7 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
+import { frontendResponseSchema } from '@flags/schemas';
+import { Ajv } from 'ajv';
 import { ALL_DISABLED_MESSAGE } from '../src/routes/all.js';
 import { smallPayload } from './fixtures/small.js';
 import {
@@ -341,6 +343,24 @@ describe('evaluation endpoints', () => {
       headers: withKey(),
     });
     assert.equal(invalid.status, 200);
+  });
+
+  it('answers conform to the frontend response schema', async () => {
+    const validate = new Ajv({ strict: false }).compile({
+      ...frontendResponseSchema,
+      additionalProperties: false,
+    });
+    const answers = [
+      await call(run.base, 'GET', '/proxy?userId=123&currentTime=2031-01-01T00:00:00Z', {
+        headers: withKey(),
+      }),
+      await call(run.base, 'POST', '/proxy', {
+        headers: withKey({ 'content-type': 'application/json' }),
+        body: JSON.stringify({ context: {}, toggles: ['simple-off', 'json-variant', 'unknown'] }),
+      }),
+    ];
+    for (const answer of answers)
+      assert.ok(validate(answer.json()), JSON.stringify(validate.errors));
   });
 
   it('answers unknown paths with a JSON 404', async () => {

@@ -1,6 +1,7 @@
 export * from './client-features.js';
 export * from './context.js';
 export * from './error.js';
+export * from './frontend.js';
 export * from './import-export.js';
 export * from './insights.js';
 export * from './metrics.js';

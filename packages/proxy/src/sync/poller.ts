@@ -1,12 +1,10 @@
-import { type ClientFeatures, clientFeaturesSchema } from '@flags/schemas';
-import { Ajv } from 'ajv';
+import type { ClientFeatures } from '@flags/schemas';
 import { type Dispatcher, request } from 'undici';
 import type { ProxyConfig } from '../config/load.js';
 import type { Logger } from '../config/options.js';
 import type { ProxyState } from '../state.js';
 import { featuresUrl, upstreamHeaders } from './upstream.js';
-
-const validatePayload = new Ajv({ allErrors: false, strict: false }).compile(clientFeaturesSchema);
+import { payloadProblem } from './validate.js';
 
 /** What one poll did; the next delay follows from it. */
 export type PollOutcome = 'updated' | 'unchanged' | 'failed' | 'unauthorized';
@@ -162,13 +160,10 @@ export class Poller {
       );
       return 'failed';
     }
-    if (!validatePayload(payload)) {
-      const where = validatePayload.errors?.[0];
+    const problem = payloadProblem(payload);
+    if (problem !== undefined) {
       this.log.warn(
-        {
-          url: this.url.href,
-          problem: `${where?.instancePath ?? ''} ${where?.message ?? ''}`.trim(),
-        },
+        { url: this.url.href, problem },
         'upstream payload does not match the client features schema; keeping the last good snapshot',
       );
       return 'failed';
