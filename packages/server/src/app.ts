@@ -18,6 +18,7 @@ import { ClientFeaturesCache } from './features/client-api/client-features-cache
 import { clientFeaturesRoutes } from './features/client-api/routes.js';
 import { ImportService } from './features/import/import-service.js';
 import { featuresBatchRoutes } from './features/import/routes.js';
+import { insightsRoutes } from './features/insights/routes.js';
 import { clientMetricsRoutes } from './features/metrics/routes.js';
 import { signupTokenRoutes } from './features/signup-tokens/routes.js';
 import { userRoutes } from './features/users/routes.js';
@@ -125,6 +126,7 @@ export async function buildApp(config: ServerConfig, deps: AppDeps): Promise<Fas
   adminRoutes(app, db, revisions, adminOnly);
   userRoutes(app, db, adminOnly);
   signupTokenRoutes(app, db, adminOnly, { publicUrl: config.publicUrl, now });
+  await insightsRoutes(app, db, adminOnly, { now });
 
   await app.ready();
   return app;
