@@ -11,6 +11,8 @@ import { InMemStorageProvider, Unleash } from 'unleash-client';
 
 const FLAGS = 200;
 const CONTEXTS = 1000;
+/** Timed rounds per engine; unleash-client sees CONTEXTS / ROUNDS contexts per round. */
+const ROUNDS = 50;
 const HOSTNAME = (process.env.HOSTNAME || hostname() || 'undefined').toLowerCase();
 
 // Deterministic pseudo-random numbers (mulberry32), so every run measures the same payload.
@@ -267,14 +269,11 @@ function asReceived(contexts: Context[]): Context[] {
 
 let sink = 0;
 
-function timeRounds(rounds: number, run: () => void): number[] {
-  const perContextUs: number[] = [];
-  for (let r = 0; r < rounds; r++) {
-    const start = performance.now();
-    run();
-    perContextUs.push(((performance.now() - start) * 1000) / CONTEXTS);
-  }
-  return perContextUs;
+/** Microseconds per context of one round over `batch`. */
+function timeRound(batch: readonly Context[], evaluate: (context: Context) => void): number {
+  const start = performance.now();
+  for (const context of batch) evaluate(context);
+  return ((performance.now() - start) * 1000) / batch.length;
 }
 
 /**
@@ -341,40 +340,33 @@ async function main(): Promise<void> {
     }
   }
 
-  const runEngine = () => {
-    for (const context of contexts) sink += snapshot.evaluateAll(context).length;
+  const engineEvaluate = (context: Context) => {
+    sink += snapshot.evaluateAll(context).length;
   };
-  const runUnleash = () => {
-    for (const context of contexts) {
-      for (const name of names) if (unleash.getVariant(name, context as never).enabled) sink++;
-    }
+  const unleashEvaluate = (context: Context) => {
+    for (const name of names) if (unleash.getVariant(name, context as never).enabled) sink++;
   };
-  timeRounds(5, runEngine); // warm-up
-  timeRounds(1, runUnleash);
+  // Warm-up: every context through both.
+  for (let i = 0; i < 5; i++) timeRound(contexts, engineEvaluate);
+  timeRound(contexts, unleashEvaluate);
   gc();
   const heapStart = process.memoryUsage().heapUsed;
-  // Rounds alternate between the two engines, so both see the same machine load.
+  // Short rounds of similar length (all contexts for the engine, a slice of them for
+  // unleash-client) alternate, so both see the same machine load; medians over the rounds.
   const engineRounds: number[] = [];
   const unleashRounds: number[] = [];
-  for (let round = 0; round < 5; round++) {
-    engineRounds.push(...timeRounds(4, runEngine));
-    unleashRounds.push(...timeRounds(1, runUnleash));
+  const slice = CONTEXTS / ROUNDS;
+  for (let round = 0; round < ROUNDS; round++) {
+    engineRounds.push(timeRound(contexts, engineEvaluate));
+    unleashRounds.push(
+      timeRound(contexts.slice(round * slice, (round + 1) * slice), unleashEvaluate),
+    );
   }
   const engineUs = median(engineRounds);
   const unleashUs = median(unleashRounds);
   const heapEnd = process.memoryUsage().heapUsed;
-  const engineAllocated = allocatedPerContext(
-    (context) => {
-      sink += snapshot.evaluateAll(context).length;
-    },
-    contexts.slice(0, 200),
-  );
-  const unleashAllocated = allocatedPerContext(
-    (context) => {
-      for (const name of names) if (unleash.getVariant(name, context as never).enabled) sink++;
-    },
-    contexts.slice(0, 5),
-  );
+  const engineAllocated = allocatedPerContext(engineEvaluate, contexts.slice(0, 200));
+  const unleashAllocated = allocatedPerContext(unleashEvaluate, contexts.slice(0, 5));
   unleash.destroy();
 
   const enabled = contexts.reduce(
