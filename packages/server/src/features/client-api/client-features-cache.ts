@@ -21,8 +21,9 @@ export interface ServedConfiguration {
 
 const gzip = promisify(gzipCallback);
 
-/** Bound on cached query variants (filters come from clients, so the key space is open). */
+/** Bounds on cached query variants (filters come from clients, so the key space is open). */
 const MAX_ENTRIES = 500;
+const MAX_BYTES = 128 * 1024 * 1024;
 
 const hash = (text: string, length: number) =>
   createHash('sha256').update(text).digest('base64url').slice(0, length);
@@ -34,6 +35,7 @@ const hash = (text: string, length: number) =>
 export class ClientFeaturesCache {
   private readonly entries = new Map<string, ServedConfiguration>();
   private readonly building = new Map<string, Promise<ServedConfiguration>>();
+  private bytes = 0;
 
   constructor(
     private readonly db: Database,
@@ -55,10 +57,12 @@ export class ClientFeaturesCache {
   ): ServedConfiguration | Promise<ServedConfiguration> {
     const entry = this.entries.get(key);
     if (entry && entry.revision === revision) return entry;
-    const inFlight = this.building.get(key);
+    // Keyed by revision too: a build started before a write must not answer requests after it.
+    const flight = `${revision}\n${key}`;
+    const inFlight = this.building.get(flight);
     if (inFlight) return inFlight;
-    const build = this.build(key, query, revision, entry).finally(() => this.building.delete(key));
-    this.building.set(key, build);
+    const build = this.build(key, query, revision).finally(() => this.building.delete(flight));
+    this.building.set(flight, build);
     return build;
   }
 
@@ -66,7 +70,6 @@ export class ClientFeaturesCache {
     key: string,
     query: FeatureQuery,
     revision: number,
-    previous: ServedConfiguration | undefined,
   ): Promise<ServedConfiguration> {
     const configuration = await readClientConfiguration(this.db, query);
     const echo = queryEcho(query);
@@ -86,12 +89,27 @@ export class ClientFeaturesCache {
     const gzipped = await gzip(body, { level: 6 });
     const byName = new Map(configuration.features.map((feature) => [feature.name, feature]));
     const served: ServedConfiguration = Object.freeze({ revision, etag, body, gzipped, byName });
-    if (!previous && this.entries.size >= MAX_ENTRIES) {
-      const oldest = this.entries.keys().next().value;
-      if (oldest !== undefined) this.entries.delete(oldest);
+    this.store(key, served);
+    return served;
+  }
+
+  /** Keeps the newest entries within both bounds (a Map iterates oldest insertion first). */
+  private store(key: string, served: ServedConfiguration): void {
+    this.remove(key);
+    const size = served.body.length + served.gzipped.length;
+    for (const oldest of this.entries.keys()) {
+      if (this.entries.size < MAX_ENTRIES && this.bytes + size <= MAX_BYTES) break;
+      this.remove(oldest);
     }
     this.entries.set(key, served);
-    return served;
+    this.bytes += size;
+  }
+
+  private remove(key: string): void {
+    const entry = this.entries.get(key);
+    if (!entry) return;
+    this.entries.delete(key);
+    this.bytes -= entry.body.length + entry.gzipped.length;
   }
 }
 
