@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import type { ClientFeature, ClientFeatures } from '@flags/schemas';
-import { compile, type Evaluation, Reasons } from '../src/index.js';
+import { type CustomStrategy, compile, type Evaluation, Reasons } from '../src/index.js';
 
 const payload = (features: ClientFeature[]): ClientFeatures => ({ version: 2, features });
 
@@ -254,6 +254,33 @@ describe('snapshot', () => {
     // A later call reads the context again (it may have changed).
     assert.ok(snapshot.evaluateAll({ properties }).every((r) => r.enabled));
     assert.equal(reads, 2);
+  });
+
+  it('keeps shared answers apart when a custom strategy evaluates another context', () => {
+    const inEurope = { contextName: 'region', operator: 'IN', values: ['eu'] };
+    let snapshot: ReturnType<typeof compile> | undefined;
+    const nested: CustomStrategy = {
+      name: 'nested',
+      // Evaluates the same snapshot for a different context in the middle of an evaluation.
+      isEnabled: () =>
+        snapshot!.evaluate('first', { properties: { region: 'us' } })?.enabled === false,
+    };
+    snapshot = compile(
+      payload([
+        {
+          name: 'first',
+          enabled: true,
+          strategies: [{ name: 'default', constraints: [inEurope] }],
+        },
+        { name: 'middle', enabled: true, strategies: [{ name: 'nested' }] },
+        { name: 'last', enabled: true, strategies: [{ name: 'default', constraints: [inEurope] }] },
+      ]),
+      { strategies: [nested] },
+    );
+    assert.deepEqual(
+      snapshot.evaluateAll({ properties: { region: 'eu' } }).map((r) => r.enabled),
+      [true, true, true],
+    );
   });
 
   it('uses the current time for date constraints when the context has none', () => {

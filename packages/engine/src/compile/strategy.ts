@@ -37,10 +37,12 @@ function customTest(
   parameters: Parameters,
   environment: FlagEnvironment,
 ): Predicate {
-  const frozen = Object.freeze({ ...parameters });
+  // A copy made once: the strategy sees the same object every call, as with the SDK, and the
+  // snapshot's payload stays untouched whatever the strategy does with it.
+  const own = { ...parameters };
   return (context) => {
     try {
-      return Boolean(strategy.isEnabled(frozen, context as Record<string, unknown>));
+      return Boolean(strategy.isEnabled(own, context as Record<string, unknown>));
     } catch (error) {
       if (!environment.customFailed) {
         environment.customFailed = true;
