@@ -1,7 +1,8 @@
 /**
  * The REGEX operator follows RE2 syntax (client specification file 21; the SDKs use RE2 ports).
  * Patterns are translated once into a native RegExp: inline flags `(?ims)` become RegExp flags,
- * POSIX classes `[[:alpha:]]` are expanded, `\A`, `\z`, `\Q…\E` and `(?P<name>` are rewritten.
+ * POSIX classes `[[:alpha:]]` are expanded, `\A`, `\z`, `\Q…\E` and `(?P<name>` are rewritten,
+ * Unicode classes `\pL`, `\p{Greek}` switch the RegExp to Unicode mode.
  * What RE2 does not have (look-around, back-references) is rejected, as RE2 rejects it.
  * Known approximation: flags of a scoped group `(?i:…)` apply to the whole pattern.
  */
@@ -23,6 +24,18 @@ const POSIX_CLASSES: Readonly<Record<string, string>> = {
   xdigit: '0-9A-Fa-f',
 };
 
+function isUnicodeProperty(property: string): boolean {
+  try {
+    new RegExp(`\\p{${property}}`, 'u');
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+const isCategory = (name: string): boolean => isUnicodeProperty(`General_Category=${name}`);
+const isScript = (name: string): boolean => isUnicodeProperty(`Script=${name}`);
+
 export type RegexResult = { readonly regex: RegExp } | { readonly error: string };
 
 function escapeLiteral(text: string): string {
@@ -32,6 +45,7 @@ function escapeLiteral(text: string): string {
 class Translator {
   private out = '';
   private flags = new Set<string>();
+  private unicode = false;
   private i = 0;
 
   constructor(private readonly source: string) {}
@@ -43,6 +57,7 @@ class Translator {
       const problem = this.step();
       if (problem !== undefined) return { error: problem };
     }
+    if (this.unicode) this.flags.add('u');
     try {
       return { regex: new RegExp(this.out, [...this.flags].sort().join('')) };
     } catch (error) {
@@ -66,7 +81,7 @@ class Translator {
     const next = src[this.i + 1];
     if (next === undefined) return 'trailing backslash';
     if (/[1-9]/.test(next) || next === 'k') return 'back-references are not supported (RE2)';
-    if (next === 'p' || next === 'P') return 'Unicode classes are not supported';
+    if (next === 'p' || next === 'P') return this.unicodeClass(next === 'P');
     if (next === 'Q') {
       const end = src.indexOf('\\E', this.i + 2);
       const literal = src.slice(this.i + 2, end === -1 ? src.length : end);
@@ -78,6 +93,21 @@ class Translator {
     else if (!inClass && next === 'z') this.out += '(?![\\s\\S])';
     else this.out += `\\${next}`;
     this.i += 2;
+    return undefined;
+  }
+
+  /** `\pL`, `\p{Greek}`, `\P{Lu}`, `\p{^Han}`: JS has them in Unicode mode (`u` flag). */
+  private unicodeClass(negated: boolean): string | undefined {
+    const match = /^(?:\{(\^?)([A-Za-z_]+)\}|([A-Za-z]))/.exec(this.source.slice(this.i + 2));
+    if (!match) return 'malformed Unicode class';
+    const name = match[2] ?? match[3]!;
+    const negate = negated !== (match[1] === '^');
+    // General categories (L, Lu, Nd, …) keep their name; anything else is a script (Greek, Han…).
+    const property = isCategory(name) ? name : `Script=${name}`;
+    if (!isCategory(name) && !isScript(name)) return `unknown Unicode class ${name}`;
+    this.out += `\\${negate ? 'P' : 'p'}{${property}}`;
+    this.unicode = true;
+    this.i += 2 + match[0].length;
     return undefined;
   }
 
