@@ -18,6 +18,7 @@ import { ClientFeaturesCache } from './features/client-api/client-features-cache
 import { clientFeaturesRoutes } from './features/client-api/routes.js';
 import { ImportService } from './features/import/import-service.js';
 import { featuresBatchRoutes } from './features/import/routes.js';
+import { dashboardRoutes } from './features/insights/dashboard/routes.js';
 import { insightsRoutes } from './features/insights/routes.js';
 import { clientMetricsRoutes } from './features/metrics/routes.js';
 import { signupTokenRoutes } from './features/signup-tokens/routes.js';
@@ -127,6 +128,7 @@ export async function buildApp(config: ServerConfig, deps: AppDeps): Promise<Fas
   userRoutes(app, db, adminOnly);
   signupTokenRoutes(app, db, adminOnly, { publicUrl: config.publicUrl, now });
   await insightsRoutes(app, db, adminOnly, { now });
+  dashboardRoutes(app);
 
   await app.ready();
   return app;
