@@ -15,15 +15,16 @@ interface Entry {
   readonly requirements: readonly Requirement[] | undefined;
 }
 
-/** A flag with its parents checked first. */
+/** A flag with its parents checked first (unless its answer is fixed anyway). */
 function evaluateEntry(entry: Entry, context: Context): Evaluation {
-  const requirements = entry.requirements;
+  const { flag, requirements } = entry;
+  if (flag.constant !== undefined) return flag.constant;
   if (requirements !== undefined) {
     for (let i = 0; i < requirements.length; i++) {
-      if (!requirements[i]!(context)) return entry.flag.results.disabled;
+      if (!requirements[i]!(context)) return flag.results.disabled;
     }
   }
-  return runFlag(entry.flag, context);
+  return runFlag(flag, context);
 }
 
 class CompiledSnapshot implements Snapshot {
