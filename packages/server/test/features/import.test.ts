@@ -473,6 +473,39 @@ for (const backend of backends) {
       assert.equal(unknownEnv.statusCode, 404);
     });
 
+    it('accepts a custom strategy once it exists, with a warning on /validate', async () => {
+      const created = await app.inject({
+        method: 'POST',
+        url: '/api/admin/strategies',
+        headers: admin,
+        payload: { name: 'country', parameters: [{ name: 'countries', type: 'list' }] },
+      });
+      assert.equal(created.statusCode, 201);
+      const payload = fixture();
+      payload.data.featureStrategies.push({
+        name: 'country',
+        featureName: 'dark-mode',
+        parameters: { countries: 'NO,SE' },
+      });
+      const validation = await app.inject({
+        method: 'POST',
+        url: '/api/admin/features-batch/validate',
+        headers: admin,
+        payload,
+      });
+      assert.deepEqual(validation.json().errors, []);
+      assert.deepEqual(validation.json().warnings[0].affectedItems, ['country']);
+      assert.equal((await importPayload(app, payload)).statusCode, 200);
+      const darkMode = (await clientFeatures(app)).features.find(
+        (f: { name: string }) => f.name === 'dark-mode',
+      );
+      assert.deepEqual(
+        darkMode.strategies.map((s: { name: string }) => s.name),
+        ['default', 'country'],
+      );
+      assert.equal((await importPayload(app, fixture())).statusCode, 200);
+    });
+
     it('round-trips: export from this server, import into another, equal client payloads', async () => {
       const exported = await app.inject({
         method: 'POST',
