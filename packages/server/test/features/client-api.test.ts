@@ -19,7 +19,7 @@ for (const backend of backends) {
     let app: FastifyInstance;
     const get = (url: string, headers: Record<string, string> = { authorization: DEV_TOKEN }) =>
       app.inject({ url, headers });
-    const importInto = async (payload: unknown) => {
+    const importInto = async (payload: object) => {
       const response = await app.inject({
         method: 'POST',
         url: '/api/admin/features-batch/import',

@@ -34,7 +34,7 @@ async function seed(app: FastifyInstance) {
   assert.equal(response.statusCode, 201);
 }
 
-const importPayload = (app: FastifyInstance, payload: unknown) =>
+const importPayload = (app: FastifyInstance, payload: object) =>
   app.inject({ method: 'POST', url: '/api/admin/features-batch/import', headers: admin, payload });
 
 for (const backend of backends) {
