@@ -86,9 +86,9 @@ describe('insights dashboard page', () => {
         assert.match((await page.textContent('#status')) ?? '', /token/i);
 
         // The browser logs the expected 401; only what follows must be clean.
-      problems.length = 0;
+        problems.length = 0;
 
-      // ?token= is stored in sessionStorage and removed from the address bar.
+        // ?token= is stored in sessionStorage and removed from the address bar.
         await page.goto(`${base}/insights?token=${ADMIN_TOKEN}&from=2026-11-01&to=2026-11-20`);
         await page.waitForSelector('body[data-state="ready"]');
         assert.equal(new URL(page.url()).searchParams.get('token'), null);
