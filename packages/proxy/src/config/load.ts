@@ -60,6 +60,9 @@ export interface ProxyConfig {
   readonly trustProxy: TrustProxy;
   readonly clientKeysHeaderName: string;
   readonly storageProvider: StorageProvider | undefined;
+  readonly backupDir: string | undefined;
+  readonly redisUrl: URL | undefined;
+  readonly redisKeyPrefix: string;
   readonly enableOAS: boolean;
   readonly enableAllEndpoint: boolean;
   readonly maxBodyBytes: number;
@@ -105,6 +108,7 @@ function parseEnv(spec: OptionSpec, name: string, raw: string): unknown {
     case 'string':
     case 'secret':
     case 'base-path':
+    case 'object':
       return raw;
     case 'list':
     case 'secret-list':
@@ -206,6 +210,8 @@ function check(spec: OptionSpec, value: unknown, problems: string[]): unknown {
     case 'string':
     case 'secret':
       return typeof value === 'string' ? value : bad('a string');
+    case 'object':
+      return value;
     case 'base-path': {
       if (typeof value !== 'string') return bad('a string');
       const trimmed = value.trim().replace(/\/+$/, '');
@@ -270,8 +276,7 @@ function check(spec: OptionSpec, value: unknown, problems: string[]): unknown {
   }
 }
 
-const IN_CODE_ONLY = new Set(['logger', 'storageProvider']);
-const POSITIVE_MS = new Set(['refreshInterval', 'metricsInterval', 'upstreamTimeoutMs']);
+const POSITIVE_MS = new Set(['refreshInterval', 'upstreamTimeoutMs']);
 
 function defaultInstanceId(): string {
   return `flags-proxy-${hostname()}-${process.pid}`;
@@ -288,7 +293,7 @@ export function resolveConfig(
   const problems = [...envProblems];
   const values = new Map<string, unknown>();
   for (const spec of options) {
-    if (IN_CODE_ONLY.has(spec.option)) continue;
+    if (spec.type === 'object') continue;
     let value = getPath(input, spec.option);
     if (value === undefined && spec.default !== undefined)
       value = parseEnv(spec, 'default', spec.default);
@@ -365,6 +370,9 @@ export function resolveConfig(
     trustProxy: get<TrustProxy>('trustProxy'),
     clientKeysHeaderName: get<string>('clientKeysHeaderName').toLowerCase(),
     storageProvider: input.storageProvider,
+    backupDir: values.get('backupDir') as string | undefined,
+    redisUrl: values.get('redisUrl') as URL | undefined,
+    redisKeyPrefix: get<string>('redisKeyPrefix'),
     enableOAS: get<boolean>('enableOAS'),
     enableAllEndpoint: get<boolean>('enableAllEndpoint'),
     maxBodyBytes: get<number>('maxBodyBytes'),

@@ -1,5 +1,5 @@
 import type { CustomStrategy } from '@flags/engine';
-import type { ClientFeatures } from '@flags/schemas';
+import type { ClientFeatures, Context } from '@flags/schemas';
 
 /**
  * Every flags-proxy option, one row each: in-code path, environment variable(s), type, default and
@@ -22,7 +22,9 @@ export type OptionType =
   | 'level'
   | 'trust-proxy'
   | 'tags'
-  | 'base-path';
+  | 'base-path'
+  /** An object given in code only (no environment variable). */
+  | 'object';
 
 export interface OptionSpec {
   /** Dotted path in the in-code options (`cors.origin`); `undefined` for environment-only settings. */
@@ -110,7 +112,7 @@ export const options: readonly OptionSpec[] = [
     env: ['FLAGS_METRICS_INTERVAL'],
     type: 'ms',
     default: '30000',
-    doc: 'Usage metrics send interval, ms (> 0).',
+    doc: 'Usage metrics send interval, ms; `0` turns usage metrics off.',
   },
   {
     option: 'metricsJitter',
@@ -153,7 +155,7 @@ export const options: readonly OptionSpec[] = [
   {
     option: 'logger',
     env: [],
-    type: 'string',
+    type: 'object',
     doc: 'Custom pino-compatible logger (in-code only); `useJsonLogger` and `logLevel` then have no effect.',
   },
   {
@@ -193,8 +195,27 @@ export const options: readonly OptionSpec[] = [
   {
     option: 'storageProvider',
     env: [],
+    type: 'object',
+    doc: 'Backup storage `{ get(key), set(key, value) }` (in-code only); wins over `redisUrl` and `backupDir`.',
+  },
+  {
+    option: 'backupDir',
+    env: ['BACKUP_DIR'],
     type: 'string',
-    doc: 'Backup storage `{ get(key), set(key, value) }` (in-code only).',
+    doc: 'Directory where every new upstream payload is saved (atomic rename) and read back at start when the upstream is down.',
+  },
+  {
+    option: 'redisUrl',
+    env: ['REDIS_URL'],
+    type: 'url',
+    doc: 'Redis URL (`redis://host:6379/0`) where every new upstream payload is saved and read back at start when the upstream is down; wins over `backupDir`.',
+  },
+  {
+    option: 'redisKeyPrefix',
+    env: ['REDIS_KEY_PREFIX'],
+    type: 'string',
+    default: 'flags-proxy:',
+    doc: 'Prefix of the Redis backup key (the key is `<prefix>flags-proxy-backup-<flagsAppName>`).',
   },
   {
     option: 'enableOAS',
@@ -320,10 +341,8 @@ export const options: readonly OptionSpec[] = [
 export type LogLevel = 'debug' | 'info' | 'warn' | 'error' | 'fatal';
 export const LOG_LEVELS: readonly LogLevel[] = ['debug', 'info', 'warn', 'error', 'fatal'];
 
-/** The context an enricher receives and returns (the engine context). */
-export type ContextEnricher = (
-  context: import('@flags/schemas').Context,
-) => import('@flags/schemas').Context | Promise<import('@flags/schemas').Context>;
+/** Receives the evaluation context and returns the one to evaluate (in order, after parsing). */
+export type ContextEnricher = (context: Context) => Context | Promise<Context>;
 
 /** Backup storage for the last good upstream payload. */
 export interface StorageProvider {
@@ -385,6 +404,9 @@ export interface ProxyOptions {
   trustProxy?: TrustProxy;
   clientKeysHeaderName?: string;
   storageProvider?: StorageProvider;
+  backupDir?: string;
+  redisUrl?: string | URL;
+  redisKeyPrefix?: string;
   enableOAS?: boolean;
   enableAllEndpoint?: boolean;
   maxBodyBytes?: number;
