@@ -36,8 +36,9 @@ export function evaluationNowMs(): number {
  * The constraints of one snapshot, each compiled once and answered at most once per evaluation.
  * Real payloads repeat constraints (`environment IN [production]`, shared segments, user lists)
  * across many flags; identical ones get one id, and an answer is kept per id, stamped with the
- * evaluation that computed it. Ids are small integers, answers live in typed arrays: checking a
- * strategy's constraints is a loop over a small array of ids, no closure per constraint.
+ * evaluation that computed it. Ids are small integers and answers live in typed arrays, so checking
+ * a strategy's constraints is a loop over a small array of ids, and each distinct constraint's test
+ * runs at most once per evaluation whatever the number of flags that use it.
  */
 export class SharedChecks {
   private readonly ids = new Map<string, number>();
