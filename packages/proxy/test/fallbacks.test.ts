@@ -6,7 +6,8 @@ import { smallPayload } from './fixtures/small.js';
 import { FakeUpstream } from './helpers/fake-upstream.js';
 import { type Answer, call, startProxy, waitFor, withKey } from './helpers/proxy.js';
 
-const names = (answer: Answer): string[] => answer.json().toggles.map((toggle: { name: string }) => toggle.name);
+const names = (answer: Answer): string[] =>
+  answer.json().toggles.map((toggle: { name: string }) => toggle.name);
 
 class MemoryStorage implements StorageProvider {
   readonly data = new Map<string, ClientFeatures>();
@@ -34,11 +35,18 @@ describe('starting while the upstream is down', () => {
     } finally {
       await first.close();
     }
-    const second = await startProxy(smallPayload, { storageProvider: storage, flagsUrl: await deadUpstreamUrl() });
+    const second = await startProxy(smallPayload, {
+      storageProvider: storage,
+      flagsUrl: await deadUpstreamUrl(),
+    });
     try {
       await second.proxy.poller.ready;
       assert.equal((await call(second.base, 'GET', '/proxy/health')).status, 200);
-      assert.ok(names(await call(second.base, 'GET', '/proxy', { headers: withKey() })).includes('simple-on'));
+      assert.ok(
+        names(await call(second.base, 'GET', '/proxy', { headers: withKey() })).includes(
+          'simple-on',
+        ),
+      );
     } finally {
       await second.close();
     }
@@ -51,11 +59,16 @@ describe('starting while the upstream is down', () => {
     }).start();
     const run = await startProxy(smallPayload, {
       flagsUrl: await deadUpstreamUrl(),
-      expBootstrap: { url: `${bootstrap.url}/client/features`, urlHeaders: { Authorization: 'boot-secret' } },
+      expBootstrap: {
+        url: `${bootstrap.url}/client/features`,
+        urlHeaders: { Authorization: 'boot-secret' },
+      },
     });
     try {
       await run.proxy.poller.ready;
-      assert.deepEqual(names(await call(run.base, 'GET', '/proxy', { headers: withKey() })), ['from-bootstrap']);
+      assert.deepEqual(names(await call(run.base, 'GET', '/proxy', { headers: withKey() })), [
+        'from-bootstrap',
+      ]);
       assert.equal(bootstrap.featureRequests()[0]?.headers.authorization, 'boot-secret');
     } finally {
       await run.close();
