@@ -1,15 +1,24 @@
 import Fastify, { type FastifyBaseLogger, type FastifyInstance } from 'fastify';
+import type { Dispatcher } from 'undici';
 import { KeyChecker } from './auth/client-keys.js';
 import type { ProxyConfig } from './config/load.js';
 import type { ContextEnricher, Logger } from './config/options.js';
 import { installCors } from './cors.js';
 import { installErrorHandler, ProxyError } from './errors.js';
 import { isDebug } from './logger.js';
+import { registerOpenApi } from './openapi.js';
+import { type FetchClock, ProxyMetrics } from './prometheus.js';
 import { allRoutes } from './routes/all.js';
+import { clientFeaturesRoutes } from './routes/client-features.js';
 import { frontendRoutes } from './routes/frontend.js';
 import { healthRoutes } from './routes/health.js';
 import { Enrichers, requireKey } from './routes/hooks.js';
+import { metricsRoutes } from './routes/metrics.js';
+import { ofrepRoutes } from './routes/ofrep.js';
+import { prometheusRoutes } from './routes/prometheus.js';
+import { registerRoutes } from './routes/register.js';
 import type { ProxyState } from './state.js';
+import type { UsageAggregator } from './usage/aggregator.js';
 
 export interface AppDeps {
   /** The snapshot holder the sync loop writes to. */
@@ -19,6 +28,12 @@ export interface AppDeps {
   readonly enrichers?: readonly ContextEnricher[];
   /** Runs when the app closes (stops the sync loop). */
   readonly onClose?: () => Promise<void>;
+  /** Counts frontend usage reports; absent when usage metrics are off. */
+  readonly usage?: UsageAggregator;
+  /** Upstream dispatcher for forwarded SDK registrations (none: not forwarded). */
+  readonly dispatcher?: Dispatcher;
+  /** The sync loop's last successful check, for Prometheus. */
+  readonly clock?: FetchClock;
 }
 
 const NOT_READY = 'Not Ready';
@@ -46,13 +61,21 @@ export async function buildApp(config: ProxyConfig, deps: AppDeps): Promise<Fast
     bodyLimit: config.maxBodyBytes,
     routerOptions: { ignoreTrailingSlash: true },
     return503OnClosing: false,
+    // The shared schemas use `type: [..]` unions (dates as strings or epoch numbers).
+    ajv: { customOptions: { allowUnionTypes: true } },
   });
 
   installErrorHandler(app, log);
   installCors(app, config.cors);
 
+  // The API description is served before the first sync too (it does not depend on flags).
+  const docsPrefix = config.enableOAS ? `${config.proxyBasePath}/docs/` : undefined;
   app.addHook('onRequest', function readiness(request, reply, done) {
-    if (state.ready || request.method === 'OPTIONS') {
+    if (
+      state.ready ||
+      request.method === 'OPTIONS' ||
+      (docsPrefix !== undefined && request.url.startsWith(docsPrefix))
+    ) {
       done();
       return;
     }
@@ -78,6 +101,13 @@ export async function buildApp(config: ProxyConfig, deps: AppDeps): Promise<Fast
     });
   });
 
+  const metrics = new ProxyMetrics(state, deps.clock ?? { lastCheckMs: 0 });
+  app.addHook('onResponse', function recordDuration(request, reply, done) {
+    metrics.observe(request, reply);
+    done();
+  });
+  if (config.enableOAS) await registerOpenApi(app, config);
+
   const checker = new KeyChecker(config.clientKeys);
   const routeOptions = {
     state,
@@ -89,6 +119,36 @@ export async function buildApp(config: ProxyConfig, deps: AppDeps): Promise<Fast
   await app.register(frontendRoutes, routeOptions);
   await app.register(allRoutes, { ...routeOptions, enabled: config.enableAllEndpoint });
   await app.register(healthRoutes, { prefix: config.proxyBasePath });
+  await app.register(prometheusRoutes, { prefix: config.proxyBasePath, metrics });
+  // Server-side tokens read the synced configuration; they may also report metrics and register.
+  const serverSide = new KeyChecker(config.serverSideTokens);
+  const sdkKeys = new KeyChecker([...config.clientKeys, ...config.serverSideTokens]);
+  await app.register(clientFeaturesRoutes, {
+    prefix: config.proxyBasePath,
+    state,
+    authenticate: requireKey(serverSide, config.clientKeysHeaderName),
+  });
+  const sdkAuth = requireKey(sdkKeys, config.clientKeysHeaderName);
+  await app.register(metricsRoutes, {
+    prefix: config.proxyBasePath,
+    authenticate: sdkAuth,
+    aggregator: deps.usage,
+  });
+  await app.register(registerRoutes, {
+    prefix: config.proxyBasePath,
+    config,
+    dispatcher: deps.dispatcher,
+    log,
+    authenticate: sdkAuth,
+  });
+  await app.register(ofrepRoutes, {
+    prefix: config.proxyBasePath,
+    state,
+    checker,
+    headerName: config.clientKeysHeaderName,
+    defaults: routeOptions.defaults,
+    enrichers: routeOptions.enrichers,
+  });
   const onClose = deps.onClose;
   if (onClose !== undefined) app.addHook('onClose', async () => onClose());
   await app.ready();

@@ -2,13 +2,17 @@ import type { FastifyInstance } from 'fastify';
 import { buildApp } from './app.js';
 import { loadConfig, type ProxyConfig } from './config/load.js';
 import { loadEnrichers, loadStrategies } from './config/modules.js';
-import type { Logger, ProxyOptions } from './config/options.js';
+import type { Logger, ProxyOptions, StorageProvider } from './config/options.js';
 import { createLogger } from './logger.js';
 import { ProxyState } from './state.js';
+import { FileBackup } from './sync/backup-file.js';
+import { RedisBackup } from './sync/backup-redis.js';
 import { backupKey, loadBackup, loadBootstrap, saveSnapshots } from './sync/fallbacks.js';
 import { Poller } from './sync/poller.js';
 import { registerUpstream } from './sync/register.js';
 import { createDispatcher } from './sync/upstream.js';
+import { UsageAggregator } from './usage/aggregator.js';
+import { MetricsReporter } from './usage/reporter.js';
 
 export { type AppDeps, buildApp } from './app.js';
 export {
@@ -21,7 +25,11 @@ export {
 export type { ContextEnricher, Logger, ProxyOptions, StorageProvider } from './config/options.js';
 export { options as optionTable } from './config/options.js';
 export { CompiledState, ProxyState } from './state.js';
+export { FileBackup } from './sync/backup-file.js';
+export { RedisBackup } from './sync/backup-redis.js';
 export { Poller } from './sync/poller.js';
+export { UsageAggregator } from './usage/aggregator.js';
+export { MetricsReporter } from './usage/reporter.js';
 
 /** A running proxy: the Fastify app plus what it was built from. Closing the app stops syncing. */
 export interface ProxyApp {
@@ -30,6 +38,8 @@ export interface ProxyApp {
   readonly state: ProxyState;
   readonly poller: Poller;
   readonly log: Logger;
+  /** Sends usage metrics upstream (`metricsInterval` 0: never). */
+  readonly reporter: MetricsReporter;
 }
 
 /**
@@ -53,23 +63,38 @@ export async function createProxy(
   });
   const dispatcher = createDispatcher(config);
   const poller = new Poller(config, state, log, dispatcher);
+  const usage = new UsageAggregator({
+    appName: config.flagsAppName,
+    environment: config.environment,
+  });
+  const reporter = new MetricsReporter(config, usage, dispatcher, log);
+  // Evaluations are counted from the moment a snapshot exists (usage metrics on only).
+  if (reporter.enabled) state.onUpdate((compiled) => usage.attach(compiled.snapshot));
+  const storage = storageOf(config, log);
   const onClose = async () => {
     poller.stop();
     await poller.idle();
+    await reporter.stop();
+    await (storage as { close?: () => Promise<void> } | undefined)?.close?.();
     await dispatcher.close();
   };
-  const app = await buildApp(config, { state, log, enrichers, onClose });
-  if (config.storageProvider !== undefined) {
-    saveSnapshots(state, config.storageProvider, backupKey(config), log);
-  }
+  const app = await buildApp(config, {
+    state,
+    log,
+    enrichers,
+    onClose,
+    usage: reporter.enabled ? usage : undefined,
+    dispatcher,
+    clock: poller,
+  });
+  if (storage !== undefined) saveSnapshots(state, storage, backupKey(config), log);
   poller.start();
   // Backup and bootstrap only bridge the time until the first upstream sync.
   const markReady = (applied: boolean) => {
     if (applied) poller.markReady();
   };
-  if (config.storageProvider !== undefined) {
-    void loadBackup(state, config.storageProvider, backupKey(config), log).then(markReady);
-  }
+  if (storage !== undefined)
+    void loadBackup(state, storage, backupKey(config), log).then(markReady);
   void loadBootstrap(config, state, dispatcher, log).then(markReady);
   void registerUpstream(
     config,
@@ -77,7 +102,17 @@ export async function createProxy(
     log,
     strategies.map((strategy) => strategy.name),
   );
-  return { app, config, state, poller, log };
+  reporter.start();
+  return { app, config, state, poller, log, reporter };
+}
+
+/** The backup storage: the in-code provider, else Redis (`redisUrl`), else a directory (`backupDir`). */
+function storageOf(config: ProxyConfig, log: Logger): StorageProvider | undefined {
+  if (config.storageProvider !== undefined) return config.storageProvider;
+  if (config.redisUrl !== undefined)
+    return new RedisBackup(config.redisUrl, config.redisKeyPrefix, log);
+  if (config.backupDir !== undefined) return new FileBackup(config.backupDir);
+  return undefined;
 }
 
 /** `createApp(options)`: the ready Fastify instance of a new proxy (syncing, not listening). */

@@ -130,7 +130,7 @@ describe('configuration', () => {
       ...REQUIRED,
       FLAGS_URL: 'not a url',
       FLAGS_FETCH_INTERVAL: 'soon',
-      FLAGS_METRICS_INTERVAL: '0',
+      FLAGS_METRICS_INTERVAL: 'often',
       LOG_LEVEL: 'verbose',
       JSON_LOGGER: 'maybe',
       TRUST_PROXY: 'abc',

@@ -60,6 +60,9 @@ export interface ProxyConfig {
   readonly trustProxy: TrustProxy;
   readonly clientKeysHeaderName: string;
   readonly storageProvider: StorageProvider | undefined;
+  readonly backupDir: string | undefined;
+  readonly redisUrl: URL | undefined;
+  readonly redisKeyPrefix: string;
   readonly enableOAS: boolean;
   readonly enableAllEndpoint: boolean;
   readonly maxBodyBytes: number;
@@ -273,7 +276,7 @@ function check(spec: OptionSpec, value: unknown, problems: string[]): unknown {
   }
 }
 
-const POSITIVE_MS = new Set(['refreshInterval', 'metricsInterval', 'upstreamTimeoutMs']);
+const POSITIVE_MS = new Set(['refreshInterval', 'upstreamTimeoutMs']);
 
 function defaultInstanceId(): string {
   return `flags-proxy-${hostname()}-${process.pid}`;
@@ -367,6 +370,9 @@ export function resolveConfig(
     trustProxy: get<TrustProxy>('trustProxy'),
     clientKeysHeaderName: get<string>('clientKeysHeaderName').toLowerCase(),
     storageProvider: input.storageProvider,
+    backupDir: values.get('backupDir') as string | undefined,
+    redisUrl: values.get('redisUrl') as URL | undefined,
+    redisKeyPrefix: get<string>('redisKeyPrefix'),
     enableOAS: get<boolean>('enableOAS'),
     enableAllEndpoint: get<boolean>('enableAllEndpoint'),
     maxBodyBytes: get<number>('maxBodyBytes'),

@@ -112,7 +112,7 @@ export const options: readonly OptionSpec[] = [
     env: ['FLAGS_METRICS_INTERVAL'],
     type: 'ms',
     default: '30000',
-    doc: 'Usage metrics send interval, ms (> 0).',
+    doc: 'Usage metrics send interval, ms; `0` turns usage metrics off.',
   },
   {
     option: 'metricsJitter',
@@ -196,7 +196,26 @@ export const options: readonly OptionSpec[] = [
     option: 'storageProvider',
     env: [],
     type: 'object',
-    doc: 'Backup storage `{ get(key), set(key, value) }` (in-code only).',
+    doc: 'Backup storage `{ get(key), set(key, value) }` (in-code only); wins over `redisUrl` and `backupDir`.',
+  },
+  {
+    option: 'backupDir',
+    env: ['BACKUP_DIR'],
+    type: 'string',
+    doc: 'Directory where every new upstream payload is saved (atomic rename) and read back at start when the upstream is down.',
+  },
+  {
+    option: 'redisUrl',
+    env: ['REDIS_URL'],
+    type: 'url',
+    doc: 'Redis URL (`redis://host:6379/0`) where every new upstream payload is saved and read back at start when the upstream is down; wins over `backupDir`.',
+  },
+  {
+    option: 'redisKeyPrefix',
+    env: ['REDIS_KEY_PREFIX'],
+    type: 'string',
+    default: 'flags-proxy:',
+    doc: 'Prefix of the Redis backup key (the key is `<prefix>flags-proxy-backup-<flagsAppName>`).',
   },
   {
     option: 'enableOAS',
@@ -385,6 +404,9 @@ export interface ProxyOptions {
   trustProxy?: TrustProxy;
   clientKeysHeaderName?: string;
   storageProvider?: StorageProvider;
+  backupDir?: string;
+  redisUrl?: string | URL;
+  redisKeyPrefix?: string;
   enableOAS?: boolean;
   enableAllEndpoint?: boolean;
   maxBodyBytes?: number;

@@ -37,6 +37,8 @@ export class Poller {
   private retryAfterMs: number | undefined;
   private firstSync: Promise<void>;
   private resolveFirstSync!: () => void;
+  /** Epoch ms of the last successful upstream check (200 or 304); 0 before the first. */
+  lastCheckMs = 0;
 
   constructor(
     private readonly config: ProxyConfig,
@@ -130,6 +132,7 @@ export class Poller {
     if (status === 304) {
       await response.body.dump();
       this.state.touch();
+      this.lastCheckMs = Date.now();
       return 'unchanged';
     }
     if (status === 401 || status === 403) {
@@ -172,6 +175,7 @@ export class Poller {
     this.etag = typeof etag === 'string' && etag !== '' ? etag : undefined;
     const wasReady = this.state.ready;
     this.state.update(payload as ClientFeatures);
+    this.lastCheckMs = this.state.lastUpdateMs;
     if (!wasReady) {
       this.log.info(
         { features: (payload as ClientFeatures).features.length },

@@ -9,6 +9,8 @@ export interface RecordedRequest {
   readonly headers: IncomingHttpHeaders;
   readonly body: string;
   readonly at: number;
+  /** Status answered (for reports: `reportStatus` at the time). */
+  readonly status: number;
 }
 
 export type UpstreamMode =
@@ -28,6 +30,8 @@ export type UpstreamMode =
 export class FakeUpstream {
   readonly requests: RecordedRequest[] = [];
   mode: UpstreamMode = 'ok';
+  /** Status answered to `POST /api/client/metrics` and `/register` (202 by default). */
+  reportStatus = 202;
   retryAfter: string | undefined;
   private payload: unknown;
   private etag = '';
@@ -51,6 +55,22 @@ export class FakeUpstream {
     return this.requests.filter((request) => request.path === '/api/client/features');
   }
 
+  /** Bodies of the metrics reports the upstream accepted (2xx), parsed. */
+  // biome-ignore lint/suspicious/noExplicitAny: report bodies are checked by the assertions
+  acceptedMetrics(): any[] {
+    return this.requests
+      .filter((request) => request.path === '/api/client/metrics' && request.status < 300)
+      .map((request) => JSON.parse(request.body));
+  }
+
+  /** Bodies of the registrations received, parsed. */
+  // biome-ignore lint/suspicious/noExplicitAny: registration bodies are checked by the assertions
+  registrations(): any[] {
+    return this.requests
+      .filter((request) => request.path === '/api/client/register')
+      .map((request) => JSON.parse(request.body));
+  }
+
   async start(port = 0): Promise<this> {
     this.server = createServer((request, response) => {
       const chunks: Buffer[] = [];
@@ -64,9 +84,10 @@ export class FakeUpstream {
           headers: request.headers,
           body: Buffer.concat(chunks).toString('utf8'),
           at: Date.now(),
+          status: url.pathname === '/api/client/features' ? 0 : this.reportStatus,
         });
         if (url.pathname !== '/api/client/features') {
-          response.writeHead(202).end();
+          response.writeHead(this.reportStatus).end();
           return;
         }
         this.answerFeatures(request.headers, response);

@@ -1,0 +1,333 @@
+import type { Evaluation } from '@flags/engine';
+import type { Context } from '@flags/schemas';
+import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import type { KeyChecker } from '../auth/client-keys.js';
+import { type ContextDefaults, contextFromBody } from '../context/from-request.js';
+import { ProxyError } from '../errors.js';
+import type { CompiledState, ProxyState } from '../state.js';
+import { errorResponses, OFREP_TAG } from './docs.js';
+import { currentState } from './frontend.js';
+import type { Enrichers } from './hooks.js';
+
+/**
+ * OFREP, the OpenFeature Remote Evaluation Protocol: `POST /ofrep/v1/evaluate/flags/{key}` and the
+ * bulk `POST /ofrep/v1/evaluate/flags`, so every OpenFeature SDK with an OFREP provider can use
+ * the proxy. Same readiness and client keys as `/proxy`; keys are also accepted as
+ * `Authorization: Bearer <key>` and `X-API-Key: <key>` (the protocol's two security schemes).
+ */
+
+type ErrorCode = 'PARSE_ERROR' | 'INVALID_CONTEXT' | 'FLAG_NOT_FOUND' | 'GENERAL';
+
+class OfrepError extends Error {
+  constructor(
+    readonly status: number,
+    readonly errorCode: ErrorCode,
+    readonly errorDetails: string,
+  ) {
+    super(errorDetails);
+  }
+}
+
+const primitive = { type: ['string', 'number', 'boolean'] } as const;
+
+const successSchema = {
+  type: 'object',
+  required: ['key', 'value', 'reason', 'variant'],
+  properties: {
+    key: { type: 'string' },
+    value: {
+      description:
+        'The variant payload parsed by its type (`json` → object, `number` → number, `string`/`csv` → string); `true`/`false` for flags without a variant.',
+    },
+    reason: { type: 'string', enum: ['STATIC', 'TARGETING_MATCH', 'SPLIT', 'DISABLED', 'ERROR'] },
+    variant: { type: 'string' },
+    metadata: { type: 'object', additionalProperties: primitive },
+  },
+} as const;
+
+const failureSchema = {
+  type: 'object',
+  required: ['errorCode'],
+  properties: {
+    key: { type: 'string' },
+    errorCode: {
+      type: 'string',
+      enum: [
+        'PARSE_ERROR',
+        'TARGETING_KEY_MISSING',
+        'INVALID_CONTEXT',
+        'GENERAL',
+        'FLAG_NOT_FOUND',
+      ],
+    },
+    errorDetails: { type: 'string' },
+  },
+} as const;
+
+const requestSchema = {
+  type: 'object',
+  properties: {
+    context: {
+      type: 'object',
+      description:
+        '`targetingKey` is the user id; `appName`, `environment`, `userId`, `sessionId`, `remoteAddress`, `currentTime` are context fields; any other attribute is a property.',
+      properties: { targetingKey: { type: 'string' } },
+      additionalProperties: true,
+    },
+  },
+} as const;
+
+/** One result's OFREP JSON and an id standing for it in bulk ETags, cached per interned result. */
+interface Fragment {
+  readonly json: string;
+  readonly id: number;
+}
+
+let nextId = 1;
+const fragmentsByState = new WeakMap<CompiledState, Map<Evaluation, Fragment>>();
+
+function payloadValue(payload: { readonly type: string; readonly value: string }): unknown {
+  switch (payload.type) {
+    case 'json':
+      try {
+        return JSON.parse(payload.value) as unknown;
+      } catch {
+        return payload.value;
+      }
+    case 'number': {
+      const number = Number(payload.value);
+      return payload.value.trim() === '' || Number.isNaN(number) ? payload.value : number;
+    }
+    default:
+      return payload.value;
+  }
+}
+
+/** `{ key, value, reason, variant, metadata }` of one engine result. */
+export function ofrepResult(result: Evaluation) {
+  const variant = result.variant;
+  const real = result.enabled && variant.enabled;
+  return {
+    key: result.name,
+    value: real
+      ? variant.payload === undefined
+        ? true
+        : payloadValue(variant.payload)
+      : result.enabled,
+    reason: result.reason,
+    variant: real ? variant.name : result.enabled ? 'enabled' : 'disabled',
+    metadata: { impressionData: result.impressionData },
+  };
+}
+
+function fragment(compiled: CompiledState, result: Evaluation): Fragment {
+  let fragments = fragmentsByState.get(compiled);
+  if (fragments === undefined) {
+    fragments = new Map();
+    fragmentsByState.set(compiled, fragments);
+  }
+  let found = fragments.get(result);
+  if (found === undefined) {
+    found = { json: JSON.stringify(ofrepResult(result)), id: nextId++ };
+    fragments.set(result, found);
+  }
+  return found;
+}
+
+const ATTRIBUTE_FIELDS = new Set(['properties', 'currentTime']);
+
+/** The engine context of an OFREP request body (`{ context: { targetingKey?, ...attributes } }`). */
+function contextOf(body: unknown, ip: string, defaults: ContextDefaults): Context {
+  if (body === undefined || body === null) return contextFromBody(undefined, ip, defaults);
+  if (typeof body !== 'object' || Array.isArray(body)) {
+    throw new OfrepError(400, 'PARSE_ERROR', 'the body must be an object { context }');
+  }
+  const raw = (body as { context?: unknown }).context;
+  if (raw === undefined || raw === null) return contextFromBody(undefined, ip, defaults);
+  if (typeof raw !== 'object' || Array.isArray(raw)) {
+    throw new OfrepError(400, 'INVALID_CONTEXT', '"context" must be an object');
+  }
+  const input: Record<string, unknown> = {};
+  for (const [name, value] of Object.entries(raw as Record<string, unknown>)) {
+    if (name === 'targetingKey') continue;
+    if (value !== null && typeof value === 'object' && !ATTRIBUTE_FIELDS.has(name)) {
+      throw new OfrepError(
+        400,
+        'INVALID_CONTEXT',
+        `context attribute "${name}" must be a string, number or boolean`,
+      );
+    }
+    input[name] = value;
+  }
+  const targetingKey = (raw as { targetingKey?: unknown }).targetingKey;
+  if (targetingKey !== undefined && targetingKey !== null) input.userId = targetingKey;
+  try {
+    return contextFromBody(input, ip, defaults);
+  } catch (error) {
+    if (error instanceof ProxyError) {
+      throw new OfrepError(400, 'INVALID_CONTEXT', error.details.join('; '));
+    }
+    throw error;
+  }
+}
+
+function matches(header: string, etag: string): boolean {
+  const opaque = etag.slice(2);
+  for (const candidate of header.split(',')) {
+    const tag = candidate.trim();
+    if (tag === '*' || tag === etag || tag === opaque) return true;
+  }
+  return false;
+}
+
+export interface OfrepRouteOptions {
+  readonly state: ProxyState;
+  readonly checker: KeyChecker;
+  readonly headerName: string;
+  readonly defaults: ContextDefaults;
+  readonly enrichers: Enrichers;
+}
+
+/** The client key from the configured header, `Authorization: Bearer <key>` or `X-API-Key`. */
+function ofrepKey(checker: KeyChecker, headerName: string) {
+  return function checkOfrepKey(request: FastifyRequest, reply: FastifyReply, done: () => void) {
+    const headers = request.headers;
+    const configured = headers[headerName];
+    const authorization = headers.authorization;
+    const bearer =
+      typeof authorization === 'string' && /^bearer /i.test(authorization)
+        ? authorization.slice(7).trim()
+        : undefined;
+    if (
+      checker.accepts(configured) ||
+      (bearer !== undefined && checker.accepts(bearer)) ||
+      checker.accepts(headers['x-api-key'])
+    ) {
+      done();
+      return;
+    }
+    void reply.code(401).type('text/plain; charset=utf-8').send('Unauthorized');
+  };
+}
+
+/** Errors of the OFREP routes in the protocol's shape (`{ key?, errorCode, errorDetails }`). */
+function ofrepErrorHandler(error: FastifyError, request: FastifyRequest, reply: FastifyReply) {
+  const key = (request.params as { key?: string } | undefined)?.key;
+  let status = 500;
+  let errorCode: ErrorCode = 'GENERAL';
+  let details = 'the flag could not be evaluated';
+  if (error instanceof OfrepError) {
+    status = error.status;
+    errorCode = error.errorCode;
+    details = error.errorDetails;
+  } else if (error instanceof ProxyError) {
+    status = error.status;
+    errorCode = status < 500 ? 'PARSE_ERROR' : 'GENERAL';
+    details = error.details.join('; ');
+  } else if (error instanceof SyntaxError || error.statusCode === 400) {
+    status = 400;
+    errorCode = 'PARSE_ERROR';
+    details = error.message;
+  } else if (typeof error.statusCode === 'number' && error.statusCode < 500) {
+    status = error.statusCode;
+    errorCode = 'PARSE_ERROR';
+    details = error.message;
+  }
+  void reply
+    .code(status)
+    .type('application/json; charset=utf-8')
+    .send(
+      JSON.stringify(
+        key === undefined
+          ? { errorCode, errorDetails: details }
+          : { key, errorCode, errorDetails: details },
+      ),
+    );
+}
+
+export function ofrepRoutes(
+  app: FastifyInstance,
+  options: OfrepRouteOptions,
+  done: () => void,
+): void {
+  const { state, defaults, enrichers } = options;
+  const authenticate = ofrepKey(options.checker, options.headerName);
+  const enrich = (context: Context): Context | Promise<Context> =>
+    enrichers.empty ? context : enrichers.apply(context);
+
+  app.post(
+    '/ofrep/v1/evaluate/flags/:key',
+    {
+      schema: {
+        summary: 'OFREP: evaluate one flag.',
+        tags: [OFREP_TAG],
+        params: { type: 'object', properties: { key: { type: 'string' } }, required: ['key'] },
+        response: {
+          200: { description: 'The evaluation.', ...successSchema },
+          400: { description: 'PARSE_ERROR or INVALID_CONTEXT.', ...failureSchema },
+          404: { description: 'FLAG_NOT_FOUND.', ...failureSchema },
+          ...errorResponses(401, 503),
+        },
+      },
+      config: { docs: { body: requestSchema } },
+      onRequest: authenticate,
+      errorHandler: ofrepErrorHandler,
+    },
+    async function ofrepEvaluateFlag(request, reply) {
+      const compiled = currentState(state);
+      const key = (request.params as { key: string }).key;
+      const context = await enrich(contextOf(request.body, request.ip, defaults));
+      const result = compiled.snapshot.evaluate(key, context);
+      if (result === undefined) {
+        throw new OfrepError(404, 'FLAG_NOT_FOUND', `flag "${key}" was not found`);
+      }
+      return reply
+        .code(200)
+        .type('application/json; charset=utf-8')
+        .send(fragment(compiled, result).json);
+    },
+  );
+
+  app.post(
+    '/ofrep/v1/evaluate/flags',
+    {
+      schema: {
+        summary:
+          'OFREP: evaluate every flag (bulk); `If-None-Match` with the last `ETag` gives 304.',
+        tags: [OFREP_TAG],
+        response: {
+          200: {
+            description: 'Every flag evaluated.',
+            type: 'object',
+            properties: { flags: { type: 'array', items: successSchema } },
+          },
+          304: { description: 'Not modified (`If-None-Match`).', type: 'null' },
+          400: { description: 'PARSE_ERROR or INVALID_CONTEXT.', ...failureSchema },
+          ...errorResponses(401, 503),
+        },
+      },
+      config: { docs: { body: requestSchema } },
+      onRequest: authenticate,
+      errorHandler: ofrepErrorHandler,
+    },
+    async function ofrepEvaluateFlags(request, reply) {
+      const compiled = currentState(state);
+      const context = await enrich(contextOf(request.body, request.ip, defaults));
+      const results = compiled.snapshot.evaluateAll(context);
+      let body = '{"flags":[';
+      let h1 = 0x811c9dc5;
+      for (let i = 0; i < results.length; i++) {
+        const part = fragment(compiled, results[i] as Evaluation);
+        body = i === 0 ? body + part.json : `${body},${part.json}`;
+        h1 = Math.imul(h1 ^ part.id, 0x01000193);
+      }
+      body += ']}';
+      const etag = `W/"${results.length.toString(36)}-${(h1 >>> 0).toString(36)}-${body.length.toString(36)}"`;
+      reply.header('etag', etag);
+      const ifNoneMatch = request.headers['if-none-match'];
+      if (ifNoneMatch !== undefined && matches(ifNoneMatch, etag)) return reply.code(304).send();
+      return reply.code(200).type('application/json; charset=utf-8').send(body);
+    },
+  );
+  done();
+}

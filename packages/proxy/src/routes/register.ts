@@ -1,0 +1,86 @@
+import { type ClientRegister, clientRegisterSchema } from '@flags/schemas';
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import { type Dispatcher, request } from 'undici';
+import type { ProxyConfig } from '../config/load.js';
+import type { Logger } from '../config/options.js';
+import { upstreamHeaders } from '../sync/upstream.js';
+import { errorResponses, SERVER_SIDE_TAG, textResponse } from './docs.js';
+
+/** Registrations forwarded at once at most; more are answered but not forwarded. */
+const MAX_FORWARDS_IN_FLIGHT = 16;
+
+export interface RegisterRouteOptions {
+  readonly config: ProxyConfig;
+  /** `undefined`: registrations are answered but not forwarded. */
+  readonly dispatcher: Dispatcher | undefined;
+  readonly log: Logger;
+  readonly authenticate: (request: FastifyRequest, reply: FastifyReply, done: () => void) => void;
+}
+
+/**
+ * `POST /proxy/client/register`: an SDK announcing itself. The registration is forwarded to
+ * `POST {flagsUrl}/client/register` with the SDK's own `appName` and `instanceId` (Unleash Proxy
+ * drops it), in the background: the SDK gets its answer without waiting for the upstream.
+ */
+export function registerRoutes(
+  app: FastifyInstance,
+  options: RegisterRouteOptions,
+  done: () => void,
+): void {
+  const { config, dispatcher, log, authenticate } = options;
+  const url = new URL('client/register', config.flagsUrl);
+  const headers = { ...upstreamHeaders(config), 'content-type': 'application/json' };
+  let inFlight = 0;
+
+  const forward = async (body: ClientRegister, via: Dispatcher) => {
+    inFlight++;
+    try {
+      const response = await request(url, {
+        method: 'POST',
+        dispatcher: via,
+        headers,
+        body: JSON.stringify(
+          config.environment === undefined ? body : { ...body, environment: config.environment },
+        ),
+        headersTimeout: config.upstreamTimeoutMs,
+        bodyTimeout: config.upstreamTimeoutMs,
+      });
+      await response.body.dump();
+      if (response.statusCode >= 300) {
+        log.warn(
+          { status: response.statusCode, appName: body.appName },
+          'upstream refused a forwarded SDK registration',
+        );
+      }
+    } catch (error) {
+      log.warn(
+        { err: error instanceof Error ? error.message : String(error), appName: body.appName },
+        'forwarding an SDK registration failed',
+      );
+    } finally {
+      inFlight--;
+    }
+  };
+
+  app.post(
+    '/proxy/client/register',
+    {
+      schema: {
+        summary: 'Register an SDK instance; forwarded upstream under its own appName.',
+        tags: [SERVER_SIDE_TAG],
+        body: clientRegisterSchema,
+        response: { 200: textResponse('OK'), ...errorResponses(400, 401, 503) },
+      },
+      onRequest: authenticate,
+    },
+    function clientPostRegister(request, reply) {
+      if (dispatcher === undefined)
+        log.debug({}, 'no upstream dispatcher; registration not forwarded');
+      else if (inFlight < MAX_FORWARDS_IN_FLIGHT)
+        void forward(request.body as ClientRegister, dispatcher);
+      else log.debug({}, 'too many registrations in flight; not forwarding this one');
+      return reply.code(200).type('text/plain; charset=utf-8').send('OK');
+    },
+  );
+  done();
+}

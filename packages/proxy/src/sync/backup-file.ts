@@ -1,0 +1,43 @@
+import { mkdir, readFile, rename, rm, writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import type { ClientFeatures } from '@flags/schemas';
+import type { StorageProvider } from '../config/options.js';
+
+/** A key as a file name: anything but letters, digits, `.`, `_` and `-` becomes `_`. */
+function fileName(key: string): string {
+  return `${key.replace(/[^A-Za-z0-9._-]/g, '_')}.json`;
+}
+
+let writes = 0;
+
+/**
+ * Backup storage in a directory (`backupDir`, `BACKUP_DIR`): one JSON file per key, written to a
+ * temporary file and renamed over the old one, so a crash mid-write never leaves half a payload.
+ */
+export class FileBackup implements StorageProvider {
+  constructor(private readonly dir: string) {}
+
+  async get(key: string): Promise<ClientFeatures | undefined> {
+    let text: string;
+    try {
+      text = await readFile(join(this.dir, fileName(key)), 'utf8');
+    } catch (error) {
+      if ((error as NodeJS.ErrnoException).code === 'ENOENT') return undefined;
+      throw error;
+    }
+    return JSON.parse(text) as ClientFeatures;
+  }
+
+  async set(key: string, value: ClientFeatures): Promise<void> {
+    await mkdir(this.dir, { recursive: true });
+    const target = join(this.dir, fileName(key));
+    const temporary = `${target}.${process.pid}.${++writes}.tmp`;
+    try {
+      await writeFile(temporary, JSON.stringify(value));
+      await rename(temporary, target);
+    } catch (error) {
+      await rm(temporary, { force: true });
+      throw error;
+    }
+  }
+}

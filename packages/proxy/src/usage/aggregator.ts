@@ -1,0 +1,278 @@
+import type { Evaluation, Snapshot } from '@flags/engine';
+import { MAX_METRIC_COUNT } from '@flags/schemas';
+
+/** Counts of one flag in one bucket. */
+export interface ToggleCount {
+  yes: number;
+  no: number;
+  readonly variants: Map<string, number>;
+}
+
+/** One application's counts since `start` (epoch ms), sent upstream as one metrics body. */
+export interface AppBucket {
+  readonly appName: string;
+  readonly environment: string | undefined;
+  start: number;
+  readonly toggles: Map<string, ToggleCount>;
+}
+
+/** What a frontend SDK posts to `POST /proxy/client/metrics` (validated by the route schema). */
+export interface UsageReport {
+  readonly appName: string;
+  readonly environment?: string | undefined;
+  readonly bucket: {
+    readonly toggles: Record<
+      string,
+      { yes: number; no: number; variants?: Record<string, number> | null | undefined }
+    >;
+  };
+}
+
+export interface AggregatorOptions {
+  /** The proxy's own app name: evaluations are counted under it. */
+  readonly appName: string;
+  /** The configured `environment`; it overrides what reports say, like in evaluation contexts. */
+  readonly environment: string | undefined;
+  /** Distinct flag names one bucket keeps beyond the flags of the current snapshot. */
+  readonly maxExtraNames?: number;
+  /** Distinct (appName, environment) buckets kept for frontend reports. */
+  readonly maxApps?: number;
+  readonly now?: () => number;
+}
+
+/**
+ * Evaluation counts of one snapshot: yes/no per flag position in typed arrays and one counter per
+ * interned variant result, so counting an evaluation is an increment and allocates nothing.
+ */
+class Tally {
+  readonly yes: Float64Array;
+  readonly no: Float64Array;
+  readonly index: ReadonlyMap<string, number>;
+  /** Hits of results that carry a real variant (interned by the engine, so usable as keys). */
+  readonly variants = new Map<Evaluation, number>();
+  dirty = false;
+
+  constructor(readonly names: readonly string[]) {
+    this.yes = new Float64Array(names.length);
+    this.no = new Float64Array(names.length);
+    this.index = new Map(names.map((name, i) => [name, i]));
+  }
+
+  count(i: number, result: Evaluation): void {
+    this.dirty = true;
+    if (!result.enabled) {
+      this.no[i] = (this.no[i] as number) + 1;
+      return;
+    }
+    this.yes[i] = (this.yes[i] as number) + 1;
+    if (result.variant.enabled) this.variants.set(result, (this.variants.get(result) ?? 0) + 1);
+  }
+}
+
+function newToggle(): ToggleCount {
+  return { yes: 0, no: 0, variants: new Map() };
+}
+
+/**
+ * Usage metrics of the proxy: what it evaluated (per snapshot, see `Tally`) and what frontend SDKs
+ * reported, grouped per application. `take()` hands the counts to the reporter and starts new
+ * buckets; `restore()` merges counts back after a failed send, so nothing is lost or sent twice.
+ * Memory is bounded: a bucket keeps the current flags plus `maxExtraNames` other names, and at
+ * most `maxApps` reporting applications (further ones are counted under the proxy's own name).
+ */
+export class UsageAggregator {
+  private readonly tallies = new Set<Tally>();
+  private current: Tally | undefined;
+  private readonly buckets = new Map<string, AppBucket>();
+  private readonly maxExtraNames: number;
+  private readonly maxApps: number;
+  private readonly now: () => number;
+  /** Names dropped because a bucket was full (reported once per take). */
+  dropped = 0;
+
+  constructor(private readonly options: AggregatorOptions) {
+    this.maxExtraNames = options.maxExtraNames ?? 1000;
+    this.maxApps = options.maxApps ?? 100;
+    this.now = options.now ?? Date.now;
+  }
+
+  /**
+   * Makes `snapshot` count its evaluations. Called once per new snapshot, before any request can
+   * see it. Wrapping the two methods on the instance keeps the engine free of metrics and the
+   * render code unaware of them.
+   */
+  attach(snapshot: Snapshot): void {
+    const tally = new Tally(snapshot.names);
+    this.tallies.add(tally);
+    this.current = tally;
+    const evaluateAll = snapshot.evaluateAll;
+    const evaluate = snapshot.evaluate;
+    const aggregator = this;
+    snapshot.evaluateAll = function countedEvaluateAll(context) {
+      const results = evaluateAll.call(snapshot, context);
+      for (let i = 0; i < results.length; i++) tally.count(i, results[i] as Evaluation);
+      return results;
+    };
+    snapshot.evaluate = function countedEvaluate(name, context) {
+      const result = evaluate.call(snapshot, name, context);
+      if (result === undefined) aggregator.countUnknown(name);
+      else tally.count(tally.index.get(name) as number, result);
+      return result;
+    };
+  }
+
+  /** A name the snapshot does not know was asked for (`POST /proxy` with `toggles`). */
+  countUnknown(name: string): void {
+    const toggle = this.toggle(this.bucket(this.options.appName, this.options.environment), name);
+    if (toggle !== undefined) toggle.no++;
+  }
+
+  /** Adds a frontend SDK's report to its application's bucket (counts added, never replayed). */
+  addReport(report: UsageReport): void {
+    const bucket = this.bucket(report.appName, this.options.environment ?? report.environment);
+    for (const name of Object.keys(report.bucket.toggles)) {
+      const counts = report.bucket.toggles[name];
+      if (counts === undefined) continue;
+      const toggle = this.toggle(bucket, name);
+      if (toggle === undefined) continue;
+      toggle.yes += counts.yes;
+      toggle.no += counts.no;
+      const variants = counts.variants;
+      if (variants === null || variants === undefined) continue;
+      for (const variant of Object.keys(variants)) {
+        const count = variants[variant] ?? 0;
+        if (count > 0) toggle.variants.set(variant, (toggle.variants.get(variant) ?? 0) + count);
+      }
+    }
+  }
+
+  /**
+   * Moves every count into the returned buckets and starts empty ones. Counts above what one
+   * report may carry (`MAX_METRIC_COUNT`) stay behind for the next report.
+   */
+  take(): AppBucket[] {
+    this.collectTallies();
+    const taken = [...this.buckets.values()].filter((bucket) => bucket.toggles.size > 0);
+    this.buckets.clear();
+    for (const bucket of taken) {
+      for (const [name, toggle] of bucket.toggles) {
+        const over = overflow(toggle);
+        if (over === undefined) continue;
+        const rest = this.bucket(bucket.appName, bucket.environment);
+        rest.start = Math.min(rest.start, bucket.start);
+        mergeToggle(this.toggle(rest, name, true) as ToggleCount, over);
+      }
+    }
+    return taken;
+  }
+
+  /** Merges buckets whose send failed back into the current ones (earliest start kept). */
+  restore(buckets: readonly AppBucket[]): void {
+    for (const old of buckets) {
+      const bucket = this.bucket(old.appName, old.environment);
+      bucket.start = Math.min(bucket.start, old.start);
+      for (const [name, toggle] of old.toggles) {
+        const target = this.toggle(bucket, name, true) as ToggleCount;
+        mergeToggle(target, toggle);
+      }
+    }
+  }
+
+  /** Whether anything is counted (tallies included). */
+  get empty(): boolean {
+    for (const tally of this.tallies) if (tally.dirty) return false;
+    for (const bucket of this.buckets.values()) if (bucket.toggles.size > 0) return false;
+    return true;
+  }
+
+  private collectTallies(): void {
+    const own = () => this.bucket(this.options.appName, this.options.environment);
+    for (const tally of this.tallies) {
+      if (!tally.dirty) {
+        // A replaced snapshot is dropped once a collection found it idle: requests that were
+        // still using it when it was replaced have finished counting by then.
+        if (tally !== this.current) this.tallies.delete(tally);
+        continue;
+      }
+      tally.dirty = false;
+      const bucket = own();
+      const names = tally.names;
+      for (let i = 0; i < names.length; i++) {
+        const yes = tally.yes[i] as number;
+        const no = tally.no[i] as number;
+        if (yes === 0 && no === 0) continue;
+        tally.yes[i] = 0;
+        tally.no[i] = 0;
+        const toggle = this.toggle(bucket, names[i] as string, true) as ToggleCount;
+        toggle.yes += yes;
+        toggle.no += no;
+      }
+      for (const [result, hits] of tally.variants) {
+        const toggle = this.toggle(bucket, result.name, true) as ToggleCount;
+        const name = result.variant.name;
+        toggle.variants.set(name, (toggle.variants.get(name) ?? 0) + hits);
+      }
+      tally.variants.clear();
+    }
+  }
+
+  private bucket(appName: string, environment: string | undefined): AppBucket {
+    const key = `${appName}\u0000${environment ?? ''}`;
+    let bucket = this.buckets.get(key);
+    if (bucket !== undefined) return bucket;
+    if (this.buckets.size >= this.maxApps && appName !== this.options.appName) {
+      return this.bucket(this.options.appName, this.options.environment);
+    }
+    bucket = { appName, environment, start: this.now(), toggles: new Map() };
+    this.buckets.set(key, bucket);
+    return bucket;
+  }
+
+  /** The counts of `name` in `bucket`, or `undefined` when the bucket is full (`force`: always). */
+  private toggle(bucket: AppBucket, name: string, force = false): ToggleCount | undefined {
+    let toggle = bucket.toggles.get(name);
+    if (toggle !== undefined) return toggle;
+    const known = this.current?.index.size ?? 0;
+    if (
+      !force &&
+      bucket.toggles.size >= known + this.maxExtraNames &&
+      !(this.current?.index.has(name) ?? false)
+    ) {
+      this.dropped++;
+      return undefined;
+    }
+    toggle = newToggle();
+    bucket.toggles.set(name, toggle);
+    return toggle;
+  }
+}
+
+function mergeToggle(target: ToggleCount, source: ToggleCount): void {
+  target.yes += source.yes;
+  target.no += source.no;
+  for (const [variant, count] of source.variants) {
+    target.variants.set(variant, (target.variants.get(variant) ?? 0) + count);
+  }
+}
+
+/** Cuts `toggle` down to what one report may carry; returns the rest, if any. */
+function overflow(toggle: ToggleCount): ToggleCount | undefined {
+  let rest: ToggleCount | undefined;
+  if (toggle.yes > MAX_METRIC_COUNT) {
+    rest ??= newToggle();
+    rest.yes = toggle.yes - MAX_METRIC_COUNT;
+    toggle.yes = MAX_METRIC_COUNT;
+  }
+  if (toggle.no > MAX_METRIC_COUNT) {
+    rest ??= newToggle();
+    rest.no = toggle.no - MAX_METRIC_COUNT;
+    toggle.no = MAX_METRIC_COUNT;
+  }
+  for (const [variant, count] of toggle.variants) {
+    if (count <= MAX_METRIC_COUNT) continue;
+    rest ??= newToggle();
+    rest.variants.set(variant, count - MAX_METRIC_COUNT);
+    toggle.variants.set(variant, MAX_METRIC_COUNT);
+  }
+  return rest;
+}

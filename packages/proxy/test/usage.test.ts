@@ -1,0 +1,316 @@
+import assert from 'node:assert/strict';
+import { describe, it } from 'node:test';
+import { smallPayload } from './fixtures/small.js';
+import {
+  type Answer,
+  API_TOKEN,
+  CLIENT_KEY,
+  call,
+  type Running,
+  startProxy,
+  waitFor,
+  withKey,
+} from './helpers/proxy.js';
+
+interface Counts {
+  yes: number;
+  no: number;
+  variants: Record<string, number>;
+}
+
+/** appName → flag → counts */
+type Expected = Map<string, Map<string, Counts>>;
+
+function add(
+  expected: Expected,
+  app: string,
+  flag: string,
+  enabled: boolean,
+  variant?: string,
+  times = 1,
+) {
+  let flags = expected.get(app);
+  if (flags === undefined) {
+    flags = new Map();
+    expected.set(app, flags);
+  }
+  let counts = flags.get(flag);
+  if (counts === undefined) {
+    counts = { yes: 0, no: 0, variants: {} };
+    flags.set(flag, counts);
+  }
+  if (enabled) counts.yes += times;
+  else counts.no += times;
+  if (variant !== undefined) counts.variants[variant] = (counts.variants[variant] ?? 0) + times;
+}
+
+/** Sums every accepted report per app and flag, dropping zero entries. */
+// biome-ignore lint/suspicious/noExplicitAny: report bodies as received
+function received(reports: any[]): Expected {
+  const out: Expected = new Map();
+  for (const report of reports) {
+    for (const [flag, counts] of Object.entries(report.bucket.toggles) as [string, Counts][]) {
+      add(out, report.appName, flag, true, undefined, counts.yes);
+      add(out, report.appName, flag, false, undefined, counts.no);
+      for (const [variant, count] of Object.entries(counts.variants)) {
+        add(out, report.appName, flag, true, variant, count);
+        add(out, report.appName, flag, true, undefined, -count);
+      }
+    }
+  }
+  return out;
+}
+
+function plain(expected: Expected) {
+  return Object.fromEntries(
+    [...expected].map(([app, flags]) => [
+      app,
+      Object.fromEntries([...flags].sort(([a], [b]) => a.localeCompare(b))),
+    ]),
+  );
+}
+
+/** Records, from `POST /proxy/all` answers (every flag), what the proxy must have counted. */
+function countAll(expected: Expected, app: string, answer: Answer) {
+  for (const toggle of answer.json().toggles) {
+    add(
+      expected,
+      app,
+      toggle.name,
+      toggle.enabled,
+      toggle.variant.enabled ? toggle.variant.name : undefined,
+    );
+  }
+}
+
+const ALL = (userId: string) => ({
+  headers: withKey({ 'content-type': 'application/json' }),
+  body: JSON.stringify({ context: { userId } }),
+});
+
+async function evaluateSome(run: Running, expected: Expected, app: string) {
+  const names = run.proxy.state.current?.snapshot.names ?? [];
+  // GET /proxy lists the enabled flags; every other flag was evaluated as disabled.
+  for (const userId of ['123', '7']) {
+    const answer = await call(run.base, 'GET', `/proxy?userId=${userId}`, { headers: withKey() });
+    const enabled = new Map<string, string | undefined>(
+      answer
+        .json()
+        .toggles.map((t: { name: string; variant: { enabled: boolean; name: string } }) => [
+          t.name,
+          t.variant.enabled ? t.variant.name : undefined,
+        ]),
+    );
+    for (const name of names) add(expected, app, name, enabled.has(name), enabled.get(name));
+  }
+  countAll(expected, app, await call(run.base, 'POST', '/proxy/all', ALL('456')));
+  const named = await call(run.base, 'POST', '/proxy', {
+    headers: withKey({ 'content-type': 'application/json' }),
+    body: JSON.stringify({ context: {}, toggles: ['simple-on', 'not-a-flag', 'with-variants'] }),
+  });
+  for (const toggle of named.json().toggles) {
+    add(
+      expected,
+      app,
+      toggle.name,
+      toggle.enabled,
+      toggle.variant.enabled ? toggle.variant.name : undefined,
+    );
+  }
+  const ofrep = await call(run.base, 'POST', '/ofrep/v1/evaluate/flags/with-variants', {
+    headers: withKey({ 'content-type': 'application/json' }),
+    body: '{"context":{"targetingKey":"9"}}',
+  });
+  assert.equal(ofrep.status, 200);
+  add(expected, app, 'with-variants', true, ofrep.json().variant);
+}
+
+async function report(run: Running, body: unknown, key = CLIENT_KEY): Promise<Answer> {
+  return call(run.base, 'POST', '/proxy/client/metrics', {
+    headers: { authorization: key, 'content-type': 'application/json' },
+    body: JSON.stringify(body),
+  });
+}
+
+const BUCKET = { start: '2026-11-22T00:00:00.000Z', stop: '2026-11-22T00:01:00.000Z' };
+
+describe('usage metrics', () => {
+  it('counts every evaluation and adds frontend reports per app, exactly', async () => {
+    const run = await startProxy(smallPayload, {
+      metricsInterval: 3_600_000,
+      enableAllEndpoint: true,
+      flagsAppName: 'edge-proxy',
+    });
+    try {
+      await run.proxy.poller.ready;
+      const expected: Expected = new Map();
+      await evaluateSome(run, expected, 'edge-proxy');
+      const web = {
+        appName: 'web-app',
+        instanceId: 'browser-1',
+        bucket: { ...BUCKET, toggles: { 'simple-on': { yes: 5, no: 2, variants: { blue: 3 } } } },
+      };
+      assert.equal((await report(run, web)).status, 200);
+      assert.equal((await report(run, web)).text, 'OK');
+      add(expected, 'web-app', 'simple-on', true, undefined, 10);
+      add(expected, 'web-app', 'simple-on', false, undefined, 4);
+      add(expected, 'web-app', 'simple-on', true, 'blue', 6);
+      add(expected, 'web-app', 'simple-on', true, undefined, -6);
+      // A report under the proxy's own name lands in the same bucket as its evaluations.
+      const own = await call(run.base, 'POST', '/proxy/all/client/metrics', {
+        headers: withKey({ 'content-type': 'application/json' }),
+        body: JSON.stringify({
+          appName: 'edge-proxy',
+          instanceId: 'x',
+          bucket: { ...BUCKET, toggles: { 'simple-off': { yes: 0, no: 4, variants: {} } } },
+        }),
+      });
+      assert.equal(own.status, 200);
+      add(expected, 'edge-proxy', 'simple-off', false, undefined, 4);
+
+      await run.proxy.reporter.flush();
+      const reports = run.upstream.acceptedMetrics();
+      assert.equal(reports.length, 2, 'one report per application');
+      assert.deepEqual(plain(received(reports)), plain(expected));
+      // The Unleash client metrics body, with the proxy's identity.
+      const mine = reports.find((body) => body.appName === 'edge-proxy');
+      assert.equal(mine.instanceId, run.proxy.config.flagsInstanceId);
+      assert.ok(Date.parse(mine.bucket.start) <= Date.parse(mine.bucket.stop));
+      const request = run.upstream.requests.find((r) => r.path === '/api/client/metrics');
+      assert.equal(request?.headers.authorization, API_TOKEN);
+      assert.equal(request?.headers['content-type'], 'application/json');
+
+      await run.proxy.reporter.flush();
+      assert.equal(run.upstream.acceptedMetrics().length, 2, 'nothing left to send');
+    } finally {
+      await run.close();
+    }
+  });
+
+  it('keeps the counts of a failed send and sends them once with the next one', async () => {
+    const run = await startProxy(smallPayload, {
+      metricsInterval: 3_600_000,
+      enableAllEndpoint: true,
+    });
+    try {
+      await run.proxy.poller.ready;
+      const expected: Expected = new Map();
+      await evaluateSome(run, expected, 'flags-proxy');
+      run.upstream.reportStatus = 503;
+      await run.proxy.reporter.flush();
+      const refused = run.upstream.requests.filter((r) => r.path === '/api/client/metrics');
+      assert.equal(refused.length, 1);
+      assert.equal(refused[0]?.status, 503);
+      assert.equal(run.upstream.acceptedMetrics().length, 0);
+
+      // Counts made while the upstream is unreachable join the kept ones.
+      await run.upstream.stop();
+      countAll(expected, 'flags-proxy', await call(run.base, 'POST', '/proxy/all', ALL('1')));
+      await run.proxy.reporter.flush();
+      await run.upstream.restart();
+
+      run.upstream.reportStatus = 202;
+      countAll(expected, 'flags-proxy', await call(run.base, 'POST', '/proxy/all', ALL('2')));
+      await run.proxy.reporter.flush();
+      const reports = run.upstream.acceptedMetrics();
+      assert.equal(reports.length, 1);
+      assert.deepEqual(plain(received(reports)), plain(expected));
+      const firstStart = Date.parse(JSON.parse(refused[0]?.body ?? '{}').bucket.start);
+      assert.equal(
+        Date.parse(reports[0].bucket.start),
+        firstStart,
+        'the kept bucket keeps its start',
+      );
+      await run.proxy.reporter.flush();
+      assert.equal(run.upstream.acceptedMetrics().length, 1, 'nothing is sent twice');
+    } finally {
+      await run.close();
+    }
+  });
+
+  it('sends on its own interval with the environment, and flushes on close', async () => {
+    const run = await startProxy(smallPayload, {
+      metricsInterval: 100,
+      metricsJitter: 50,
+      environment: 'production',
+      enableAllEndpoint: true,
+    });
+    let closed = false;
+    try {
+      await run.proxy.poller.ready;
+      const expected: Expected = new Map();
+      countAll(expected, 'flags-proxy', await call(run.base, 'POST', '/proxy/all', ALL('1')));
+      await waitFor(() => run.upstream.acceptedMetrics().length === 1);
+      const [first] = run.upstream.acceptedMetrics();
+      assert.equal(first.environment, 'production');
+      assert.equal(first.appName, 'flags-proxy');
+      countAll(expected, 'flags-proxy', await call(run.base, 'POST', '/proxy/all', ALL('2')));
+      await run.proxy.app.close();
+      closed = true;
+      assert.deepEqual(plain(received(run.upstream.acceptedMetrics())), plain(expected));
+    } finally {
+      if (closed) await run.upstream.stop();
+      else await run.close();
+    }
+  });
+
+  it('validates reports, accepts server-side tokens, and forwards registrations under the SDK name', async () => {
+    const run = await startProxy(smallPayload, {
+      metricsInterval: 0,
+      expServerSideSdkConfig: { tokens: ['server-token'] },
+    });
+    try {
+      await run.proxy.poller.ready;
+      const bad = await report(run, { some: 'blob' });
+      assert.equal(bad.status, 400);
+      assert.equal(bad.json().name, 'BadDataError');
+      const negative = await report(run, {
+        appName: 'a',
+        bucket: { ...BUCKET, toggles: { x: { yes: -1, no: 0 } } },
+      });
+      assert.equal(negative.status, 400);
+      const missingBucket = await report(run, { appName: 'a' });
+      assert.equal(missingBucket.status, 400);
+      const good = { appName: 'svc', bucket: { ...BUCKET, toggles: { x: { yes: 1, no: 0 } } } };
+      assert.equal((await report(run, good, 'wrong')).status, 401);
+      assert.equal((await report(run, good, 'server-token')).status, 200);
+
+      const registered = await call(run.base, 'POST', '/proxy/client/register', {
+        headers: { authorization: 'server-token', 'content-type': 'application/json' },
+        body: JSON.stringify({
+          appName: 'checkout-service',
+          instanceId: 'pod-7',
+          sdkVersion: 'unleash-node-sdk:6.12.1',
+          strategies: ['default'],
+          started: new Date().toISOString(),
+          interval: 10000,
+        }),
+      });
+      assert.equal(registered.status, 200);
+      await waitFor(() =>
+        run.upstream.registrations().some((body) => body.appName === 'checkout-service'),
+      );
+      const forwarded = run.upstream
+        .registrations()
+        .find((body) => body.appName === 'checkout-service');
+      assert.equal(forwarded.instanceId, 'pod-7');
+      assert.equal(forwarded.sdkVersion, 'unleash-node-sdk:6.12.1');
+      assert.equal(
+        (
+          await call(run.base, 'POST', '/proxy/client/register', {
+            headers: withKey({ 'content-type': 'application/json' }),
+            body: '{"instanceId":"no-app"}',
+          })
+        ).status,
+        400,
+      );
+
+      // metricsInterval 0: nothing is ever sent upstream.
+      await run.proxy.reporter.flush();
+      await new Promise((resolve) => setTimeout(resolve, 100));
+      assert.equal(run.upstream.requests.filter((r) => r.path === '/api/client/metrics').length, 0);
+    } finally {
+      await run.close();
+    }
+  });
+});
