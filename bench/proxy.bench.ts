@@ -240,9 +240,14 @@ async function bench(): Promise<void> {
 
 // The servers run from the build (plain node, no TypeScript loader): bring it up to date. If the
 // tree does not compile right now, the last build is measured.
-const build = spawnSync(process.execPath, [join(ROOT, 'node_modules/typescript/bin/tsc'), '-b', 'packages/proxy'], {
-  cwd: ROOT,
-  stdio: 'inherit',
-});
-if (build.status !== 0) console.warn('warning: packages/proxy does not build; measuring the previous build in dist/');
+const build = spawnSync(
+  process.execPath,
+  [join(ROOT, 'node_modules/typescript/bin/tsc'), '-b', 'packages/proxy'],
+  {
+    cwd: ROOT,
+    stdio: 'inherit',
+  },
+);
+if (build.status !== 0)
+  console.warn('warning: packages/proxy does not build; measuring the previous build in dist/');
 await bench();
