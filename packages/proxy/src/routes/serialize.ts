@@ -89,7 +89,7 @@ function unknownToggleJson(name: string): string {
   });
 }
 
-/** Headers of every evaluation 200 (the header name `Cache-control` is spelled as Unleash Proxy does). */
+/** Headers of every evaluation 200 (`Cache-control: public, max-age=2` as Unleash Proxy sends it). */
 const EVALUATION_HEADERS = {
   'content-type': 'application/json; charset=utf-8',
   'Cache-control': 'public, max-age=2',
