@@ -95,6 +95,41 @@ for (const backend of backends) {
       assertError(await app.inject({ url: '/api/admin/roles/99', headers: admin }), 404);
     });
 
+    it('creates users with a root role through the admin API, never showing passwords', async () => {
+      const createUser = (payload: object) =>
+        app.inject({ method: 'POST', url: '/api/admin/user-admin', headers: admin, payload });
+      const created = await createUser({
+        name: 'Root',
+        email: 'root@example.com',
+        password: 'a long secret',
+        rootRole: 'Admin',
+      });
+      assert.equal(created.statusCode, 201, created.body);
+      const user = created.json();
+      assert.equal(user.rootRole, 1);
+      assert.equal(user.email, 'root@example.com');
+      assert.match(user.imageUrl, /^https:\/\/gravatar\.com\/avatar\/[0-9a-f]{32}\?/);
+      const byUsername = await createUser({ username: 'robot', rootRole: 3 });
+      assert.equal(byUsername.statusCode, 201);
+      assert.equal(byUsername.json().username, 'robot');
+      assert.equal(byUsername.json().rootRole, 3);
+      assertError(await createUser({ name: 'Nobody', rootRole: 3 }), 400);
+      assertError(await createUser({ email: 'p@example.com', rootRole: 4 }), 400);
+      assertError(await createUser({ email: 'p@example.com', rootRole: 'Owner' }), 400);
+      assertError(await createUser({ email: 'p@example.com' }), 400);
+      assertError(await createUser({ email: 'ROOT@example.com', rootRole: 2 }), 409);
+      const listed = await app.inject({ url: '/api/admin/user-admin', headers: admin });
+      assert.equal(listed.statusCode, 200);
+      assert.deepEqual(
+        listed.json().rootRoles.map((role: { name: string }) => role.name),
+        ['Admin', 'Editor', 'Viewer'],
+      );
+      assert.ok(listed.json().users.some((u: { id: number }) => u.id === user.id));
+      assert.ok(!/scrypt|secret|password/i.test(listed.body + created.body));
+      assertError(await app.inject({ url: '/api/admin/user-admin/99999', headers: admin }), 404);
+      assertError(await app.inject({ url: '/api/admin/user-admin/abc', headers: admin }), 400);
+    });
+
     it('requires an admin token on the admin routes', async () => {
       for (const [method, url] of [
         ['GET', '/api/admin/invite-link/tokens'],
