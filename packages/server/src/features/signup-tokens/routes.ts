@@ -21,7 +21,7 @@ import {
   listSignupTokens,
   newSignupSecret,
   type StoredSignupToken,
-  tokenJson,
+  tokensJson,
   updateSignupToken,
 } from './signup-token-store.js';
 
@@ -75,14 +75,14 @@ export function signupTokenRoutes(
 ): void {
   const { publicUrl, now } = options;
   const typed = app.withTypeProvider<JsonSchemaToTsProvider>();
-  const render = (token: StoredSignupToken) => tokenJson(db, token, publicUrl, now());
+  const render = async (token: StoredSignupToken) =>
+    (await tokensJson(db, [token], publicUrl, now()))[0]!;
 
   typed.get(
     '/api/admin/invite-link/tokens',
     { onRequest: guard, schema: { response: { 200: publicSignupTokensSchema } } },
     async function adminListSignupTokens() {
-      const tokens = await listSignupTokens(db);
-      return { tokens: await Promise.all(tokens.map(render)) };
+      return { tokens: await tokensJson(db, await listSignupTokens(db), publicUrl, now()) };
     },
   );
 

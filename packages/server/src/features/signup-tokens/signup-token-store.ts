@@ -72,14 +72,23 @@ export function inviteUrl(publicUrl: URL, secret: string): string {
   return `${publicUrl.href.replace(/\/+$/, '')}/new-user?invite=${encodeURIComponent(secret)}`;
 }
 
-/** The wire form at `now`: `enabled` is false once expired, whatever is stored. */
-export async function tokenJson(
+/**
+ * The wire form of tokens at `now`: `enabled` is false once expired, whatever is stored. The
+ * users of all the tokens are read in one query.
+ */
+export async function tokensJson(
   db: Queryable,
-  token: StoredSignupToken,
+  tokens: readonly StoredSignupToken[],
   publicUrl: URL,
   now: Date,
-): Promise<PublicSignupToken> {
-  return {
+): Promise<PublicSignupToken[]> {
+  const users = new Map(
+    (await getUsers(db, [...new Set(tokens.flatMap((token) => token.userIds))])).map((user) => [
+      user.id,
+      user,
+    ]),
+  );
+  return tokens.map((token) => ({
     secret: token.secret,
     url: inviteUrl(publicUrl, token.secret),
     name: token.name,
@@ -87,9 +96,9 @@ export async function tokenJson(
     expiresAt: token.expiresAt.toISOString(),
     createdAt: token.createdAt.toISOString(),
     createdBy: token.createdBy,
-    users: await getUsers(db, token.userIds),
+    users: token.userIds.flatMap((id) => users.get(id) ?? []),
     role: token.role,
-  };
+  }));
 }
 
 export async function getSignupToken(
