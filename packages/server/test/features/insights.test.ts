@@ -1,5 +1,7 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
+import { instanceInsightsSchema } from '@flags/schemas';
+import { Ajv } from 'ajv';
 import type { FastifyInstance } from 'fastify';
 import pg from 'pg';
 import { buildApp } from '../../src/app.js';
@@ -11,6 +13,9 @@ import { CAPTURES, seedInsightsHistory, TODAY } from '../fixtures/insights-histo
 import { admin, backends, DEV_TOKEN, postgresUrl, testConfig } from '../helpers.js';
 
 const end = (day: string) => `${day}T23:59:59.999Z`;
+const matchesSchema = new Ajv({ strict: false, validateFormats: false }).compile(
+  instanceInsightsSchema,
+);
 
 describe('insights calendar', () => {
   it('names ISO weeks by ISO week-year, Monday start, zero-padded', () => {
@@ -106,6 +111,7 @@ for (const backend of backends) {
       const response = await insights('?from=2026-11-01&to=2026-11-20');
       assert.equal(response.statusCode, 200);
       const body = response.json();
+      assert.ok(matchesSchema(body), JSON.stringify(matchesSchema.errors));
       assert.deepEqual(Object.keys(body), [
         'userTrends',
         'flagTrends',

@@ -1,5 +1,7 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
+import { publicSignupTokenSchema, userSchema } from '@flags/schemas';
+import { Ajv } from 'ajv';
 import type { FastifyInstance } from 'fastify';
 import { buildApp } from '../../src/app.js';
 import type { Database } from '../../src/db/database.js';
@@ -7,6 +9,9 @@ import { verifyPassword } from '../../src/features/users/password.js';
 import { admin, backends, DEV_TOKEN, testConfig } from '../helpers.js';
 
 const HOUR = 3_600_000;
+const ajv = new Ajv({ strict: false, validateFormats: false });
+const isToken = ajv.compile(publicSignupTokenSchema);
+const isUser = ajv.compile(userSchema);
 const DAY = 24 * HOUR;
 const TOKEN_FIELDS = [
   'createdAt',
@@ -182,6 +187,7 @@ for (const backend of backends) {
       const fetched = await get(token.secret);
       assert.equal(fetched.statusCode, 200);
       assert.deepEqual(Object.keys(fetched.json()).sort(), TOKEN_FIELDS);
+      assert.ok(isToken(fetched.json()), JSON.stringify(isToken.errors));
       assert.deepEqual(fetched.json(), token);
       const second = await newToken();
       assert.notEqual(second.secret, token.secret);
@@ -288,6 +294,7 @@ for (const backend of backends) {
       });
       assert.equal(response.statusCode, 201, response.body);
       const user = response.json();
+      assert.ok(isUser(user), JSON.stringify(isUser.errors));
       assert.ok(Number.isInteger(user.id));
       assert.equal(user.name, 'Ada Lovelace');
       assert.equal(user.email, 'ada@example.com');
@@ -297,6 +304,7 @@ for (const backend of backends) {
       assert.ok(!/password|correct horse/i.test(response.body));
 
       const fetched = (await get(token.secret)).json();
+      assert.ok(isToken(fetched), JSON.stringify(isToken.errors));
       assert.deepEqual(
         fetched.users.map((u: { id: number; email: string }) => [u.id, u.email]),
         [[user.id, 'ada@example.com']],
