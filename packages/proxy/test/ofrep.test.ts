@@ -1,0 +1,220 @@
+import assert from 'node:assert/strict';
+import { after, before, describe, it } from 'node:test';
+import type { ClientFeatures } from '@flags/schemas';
+import { OFREPProvider } from '@openfeature/ofrep-provider';
+import { OpenFeature } from '@openfeature/server-sdk';
+import { smallPayload } from './fixtures/small.js';
+import { CLIENT_KEY, call, type Running, startProxy } from './helpers/proxy.js';
+
+const payload: ClientFeatures = {
+  ...smallPayload,
+  features: [
+    ...smallPayload.features,
+    {
+      name: 'limit',
+      enabled: true,
+      strategies: [{ name: 'default' }],
+      variants: [
+        {
+          name: 'high',
+          weight: 1000,
+          weightType: 'variable',
+          stickiness: 'default',
+          payload: { type: 'number', value: '42.5' },
+        },
+      ],
+    },
+  ],
+};
+
+const JSON_HEADERS = { authorization: CLIENT_KEY, 'content-type': 'application/json' };
+
+function evaluate(
+  run: Running,
+  key: string,
+  body: unknown,
+  headers: Record<string, string> = JSON_HEADERS,
+) {
+  return call(run.base, 'POST', `/ofrep/v1/evaluate/flags/${key}`, {
+    headers,
+    body: typeof body === 'string' ? body : JSON.stringify(body),
+  });
+}
+
+describe('OFREP', () => {
+  let run: Running;
+  before(async () => {
+    run = await startProxy(payload, { metricsInterval: 0, refreshInterval: 60_000 });
+    await run.proxy.poller.ready;
+  });
+  after(() => run.close());
+
+  it('evaluates one flag: values by payload type, variants and reasons', async () => {
+    const cases: [string, unknown, unknown][] = [
+      ['simple-on', {}, { key: 'simple-on', value: true, reason: 'STATIC', variant: 'enabled' }],
+      [
+        'simple-off',
+        {},
+        { key: 'simple-off', value: false, reason: 'DISABLED', variant: 'disabled' },
+      ],
+      [
+        'with-variants',
+        {},
+        { key: 'with-variants', value: 'blue-payload', reason: 'SPLIT', variant: 'blue' },
+      ],
+      [
+        'json-variant',
+        {},
+        { key: 'json-variant', value: { a: 1 }, reason: 'SPLIT', variant: 'cfg' },
+      ],
+      ['limit', {}, { key: 'limit', value: 42.5, reason: 'SPLIT', variant: 'high' }],
+      [
+        'user-123',
+        { targetingKey: '123' },
+        { key: 'user-123', value: true, reason: 'TARGETING_MATCH', variant: 'enabled' },
+      ],
+      [
+        'user-123',
+        { targetingKey: '999' },
+        { key: 'user-123', value: false, reason: 'DISABLED', variant: 'disabled' },
+      ],
+      // Attributes other than the known context fields are properties.
+      [
+        'region-eu',
+        { region: 'eu' },
+        { key: 'region-eu', value: true, reason: 'TARGETING_MATCH', variant: 'enabled' },
+      ],
+      [
+        'region-eu',
+        { properties: { region: 'eu' } },
+        { key: 'region-eu', value: true, reason: 'TARGETING_MATCH', variant: 'enabled' },
+      ],
+      [
+        'app-foo',
+        { appName: 'foo' },
+        { key: 'app-foo', value: true, reason: 'TARGETING_MATCH', variant: 'enabled' },
+      ],
+    ];
+    for (const [key, context, expected] of cases) {
+      const answer = await evaluate(run, key, { context });
+      assert.equal(answer.status, 200, key);
+      const { metadata, ...rest } = answer.json();
+      assert.deepEqual(rest, expected, `${key} ${JSON.stringify(context)}`);
+      assert.equal(typeof metadata.impressionData, 'boolean');
+    }
+  });
+
+  it('answers protocol errors in the protocol shape', async () => {
+    const missing = await evaluate(run, 'nope', { context: {} });
+    assert.equal(missing.status, 404);
+    assert.deepEqual(missing.json(), {
+      key: 'nope',
+      errorCode: 'FLAG_NOT_FOUND',
+      errorDetails: 'flag "nope" was not found',
+    });
+    const nested = await evaluate(run, 'simple-on', { context: { user: { id: 1 } } });
+    assert.equal(nested.status, 400);
+    assert.equal(nested.json().errorCode, 'INVALID_CONTEXT');
+    assert.equal(nested.json().key, 'simple-on');
+    const badContext = await evaluate(run, 'simple-on', { context: 'abc' });
+    assert.equal(badContext.json().errorCode, 'INVALID_CONTEXT');
+    const malformed = await evaluate(run, 'simple-on', '{"context": {');
+    assert.equal(malformed.status, 400);
+    assert.equal(malformed.json().errorCode, 'PARSE_ERROR');
+    const bulkMalformed = await call(run.base, 'POST', '/ofrep/v1/evaluate/flags', {
+      headers: JSON_HEADERS,
+      body: '[1',
+    });
+    assert.equal(bulkMalformed.status, 400);
+    assert.equal(bulkMalformed.json().errorCode, 'PARSE_ERROR');
+    assert.equal(bulkMalformed.json().key, undefined);
+  });
+
+  it('accepts the key in the key header, as a bearer token or as X-API-Key', async () => {
+    const body = { context: {} };
+    assert.equal(
+      (await evaluate(run, 'simple-on', body, { 'content-type': 'application/json' })).status,
+      401,
+    );
+    assert.equal(
+      (await evaluate(run, 'simple-on', body, { authorization: 'Bearer wrong' })).status,
+      401,
+    );
+    const accepted: Record<string, string>[] = [
+      { authorization: CLIENT_KEY },
+      { authorization: `Bearer ${CLIENT_KEY}` },
+      { 'x-api-key': CLIENT_KEY },
+    ];
+    for (const headers of accepted) {
+      const answer = await evaluate(run, 'simple-on', body, {
+        ...headers,
+        'content-type': 'application/json',
+      });
+      assert.equal(answer.status, 200, JSON.stringify(headers));
+    }
+  });
+
+  it('evaluates every flag in bulk with an ETag (304 on a match)', async () => {
+    const bulk = (
+      headers: Record<string, string> = {},
+      context: unknown = { targetingKey: '123' },
+    ) =>
+      call(run.base, 'POST', '/ofrep/v1/evaluate/flags', {
+        headers: { ...JSON_HEADERS, ...headers },
+        body: JSON.stringify({ context }),
+      });
+    const answer = await bulk();
+    assert.equal(answer.status, 200);
+    const flags = answer.json().flags;
+    assert.deepEqual(
+      flags.map((flag: { key: string }) => flag.key),
+      payload.features.map((feature) => feature.name),
+    );
+    for (const flag of flags) {
+      const single = await evaluate(run, flag.key, { context: { targetingKey: '123' } });
+      assert.deepEqual(flag, single.json(), flag.key);
+    }
+    const etag = String(answer.headers.etag);
+    const again = await bulk({ 'if-none-match': etag });
+    assert.equal(again.status, 304);
+    assert.equal(again.text, '');
+    const otherContext = await bulk({ 'if-none-match': etag }, { targetingKey: '999' });
+    assert.equal(otherContext.status, 200, 'a different answer is not 304');
+    assert.notEqual(otherContext.headers.etag, etag);
+  });
+
+  it('resolves boolean, string, number and object flags through the OpenFeature server SDK', async () => {
+    await OpenFeature.setProviderAndWait(
+      new OFREPProvider({ baseUrl: run.base, headers: { Authorization: `Bearer ${CLIENT_KEY}` } }),
+    );
+    try {
+      const client = OpenFeature.getClient();
+      assert.equal(await client.getBooleanValue('simple-on', false), true);
+      assert.equal(await client.getBooleanValue('user-123', false, { targetingKey: '123' }), true);
+      assert.equal(await client.getBooleanValue('user-123', true, { targetingKey: '5' }), false);
+      const string = await client.getStringDetails('with-variants', 'fallback');
+      assert.equal(string.value, 'blue-payload');
+      assert.equal(string.variant, 'blue');
+      assert.equal(string.reason, 'SPLIT');
+      assert.equal(await client.getNumberValue('limit', 0), 42.5);
+      assert.deepEqual(await client.getObjectValue('json-variant', {}), { a: 1 });
+      const missing = await client.getBooleanDetails('nope', false);
+      assert.equal(missing.value, false);
+      assert.equal(missing.errorCode, 'FLAG_NOT_FOUND');
+    } finally {
+      await OpenFeature.close();
+    }
+  });
+
+  it('is behind readiness', async () => {
+    const cold = await startProxy(payload, { metricsInterval: 0 }, (upstream) => {
+      upstream.mode = 'error500';
+    });
+    try {
+      const answer = await evaluate(cold, 'simple-on', { context: {} });
+      assert.equal(answer.status, 503);
+    } finally {
+      await cold.close();
+    }
+  });
+});
