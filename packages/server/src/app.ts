@@ -125,7 +125,7 @@ export async function buildApp(config: ServerConfig, deps: AppDeps): Promise<Fas
     config.importBodyLimitBytes,
   );
   adminRoutes(app, db, revisions, adminOnly);
-  userRoutes(app, db, adminOnly);
+  userRoutes(app, db, adminOnly, now);
   signupTokenRoutes(app, db, adminOnly, { publicUrl: config.publicUrl, now });
   await insightsRoutes(app, db, adminOnly, { now });
   dashboardRoutes(app);

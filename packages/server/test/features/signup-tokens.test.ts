@@ -300,7 +300,7 @@ for (const backend of backends) {
       assert.equal(user.email, 'ada@example.com');
       assert.equal(user.rootRole, 2);
       assert.equal(user.accountType, 'User');
-      assert.ok(!Number.isNaN(Date.parse(user.createdAt)));
+      assert.equal(user.createdAt, start.toISOString());
       assert.ok(!/password|correct horse/i.test(response.body));
 
       const fetched = (await get(token.secret)).json();

@@ -205,6 +205,7 @@ export function signupTokenRoutes(
             username: username ?? null,
             passwordHash,
             rootRoleId: token.role.id,
+            createdAt: at,
           });
           await addSignupTokenUser(tx, secret, created.id, at);
           return created;

@@ -43,6 +43,7 @@ export function userRoutes(
   app: FastifyInstance,
   db: Database,
   guard: (request: FastifyRequest) => Promise<void>,
+  now: () => Date = () => new Date(),
 ): void {
   const typed = app.withTypeProvider<JsonSchemaToTsProvider>();
 
@@ -92,7 +93,14 @@ export function userRoutes(
       const passwordHash = password === undefined ? null : await hashPassword(password);
       try {
         const user = await db.transaction((tx) =>
-          createUser(tx, { name, email, username, passwordHash, rootRoleId: role.id }),
+          createUser(tx, {
+            name,
+            email,
+            username,
+            passwordHash,
+            rootRoleId: role.id,
+            createdAt: now(),
+          }),
         );
         return reply.status(201).send(user);
       } catch (error) {

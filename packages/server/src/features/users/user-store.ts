@@ -124,6 +124,8 @@ export interface NewUser {
   /** Already hashed (see `password.ts`); null when the user has no password yet. */
   passwordHash?: string | null;
   rootRoleId: number;
+  /** Default: the database's clock. */
+  createdAt?: Date;
 }
 
 /** Whether a live user already has this email (case-insensitive). */
@@ -138,13 +140,20 @@ export async function emailTaken(db: Queryable, email: string): Promise<boolean>
  */
 export async function createUser(tx: Queryable, user: NewUser): Promise<User> {
   const [inserted] = await tx.query<{ id: number }>(
-    `INSERT INTO users (name, email, username, password_hash) VALUES ($1, $2, $3, $4) RETURNING id`,
-    [user.name ?? null, user.email ?? null, user.username ?? null, user.passwordHash ?? null],
+    `INSERT INTO users (name, email, username, password_hash, created_at)
+     VALUES ($1, $2, $3, $4, COALESCE($5, now())) RETURNING id`,
+    [
+      user.name ?? null,
+      user.email ?? null,
+      user.username ?? null,
+      user.passwordHash ?? null,
+      user.createdAt ?? null,
+    ],
   );
-  await tx.query('INSERT INTO role_user (role_id, user_id) VALUES ($1, $2)', [
-    user.rootRoleId,
-    inserted!.id,
-  ]);
+  await tx.query(
+    'INSERT INTO role_user (role_id, user_id, created_at) VALUES ($1, $2, COALESCE($3, now()))',
+    [user.rootRoleId, inserted!.id, user.createdAt ?? null],
+  );
   const [created] = await getUsers(tx, [inserted!.id]);
   return created!;
 }
