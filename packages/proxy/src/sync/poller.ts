@@ -35,6 +35,8 @@ export class Poller {
   private readonly headers: Record<string, string>;
   private readonly random: () => number;
   private retryAfterMs: number | undefined;
+  /** The failure last logged as a warning: its repeats go to debug until a poll succeeds. */
+  private lastProblem: string | undefined;
   private firstSync: Promise<void>;
   private resolveFirstSync!: () => void;
   /** Epoch ms of the last successful upstream check (200 or 304); 0 before the first. */
@@ -91,7 +93,7 @@ export class Poller {
   /** One poll; never throws. */
   poll(): Promise<PollOutcome> {
     this.running = this.fetchOnce().catch((error: unknown) => {
-      this.log.warn(
+      this.warnOnce(
         { err: describe(error), url: this.url.href },
         'upstream features request failed',
       );
@@ -131,6 +133,7 @@ export class Poller {
     const status = response.statusCode;
     if (status === 304) {
       await response.body.dump();
+      this.recovered();
       this.state.touch();
       this.lastCheckMs = Date.now();
       return 'unchanged';
@@ -146,7 +149,7 @@ export class Poller {
     if (status < 200 || status >= 300) {
       await response.body.dump();
       this.retryAfterMs = parseRetryAfter(response.headers['retry-after']);
-      this.log.warn(
+      this.warnOnce(
         { status, url: this.url.href },
         `upstream answered ${status}; keeping the last good snapshot`,
       );
@@ -157,7 +160,7 @@ export class Poller {
     try {
       payload = JSON.parse(text);
     } catch {
-      this.log.warn(
+      this.warnOnce(
         { url: this.url.href },
         'upstream sent invalid JSON; keeping the last good snapshot',
       );
@@ -165,12 +168,13 @@ export class Poller {
     }
     const problem = payloadProblem(payload);
     if (problem !== undefined) {
-      this.log.warn(
+      this.warnOnce(
         { url: this.url.href, problem },
         'upstream payload does not match the client features schema; keeping the last good snapshot',
       );
       return 'failed';
     }
+    this.recovered();
     const etag = response.headers.etag;
     this.etag = typeof etag === 'string' && etag !== '' ? etag : undefined;
     const wasReady = this.state.ready;
@@ -189,6 +193,19 @@ export class Poller {
       );
     }
     return 'updated';
+  }
+
+  /** Logs a failure once per streak (a different failure is logged again). */
+  private warnOnce(data: object, message: string): void {
+    if (message === this.lastProblem) this.log.debug(data, message);
+    else this.log.warn(data, message);
+    this.lastProblem = message;
+  }
+
+  private recovered(): void {
+    if (this.lastProblem === undefined) return;
+    this.lastProblem = undefined;
+    this.log.info({ url: this.url.href }, 'upstream features request succeeded again');
   }
 
   /** Marks readiness reached by other means (bootstrap, backup). */
