@@ -70,12 +70,13 @@ export async function createProxy(
   const reporter = new MetricsReporter(config, usage, dispatcher, log);
   // Evaluations are counted from the moment a snapshot exists (usage metrics on only).
   if (reporter.enabled) state.onUpdate((compiled) => usage.attach(compiled.snapshot));
-  const storage = storageOf(config, log);
+  // The file and Redis providers are ours to close; an in-code provider belongs to its caller.
+  const storage = tracked(storageOf(config, log), config.storageProvider === undefined);
   const onClose = async () => {
     poller.stop();
     await poller.idle();
     await reporter.stop();
-    await (storage as { close?: () => Promise<void> } | undefined)?.close?.();
+    await storage?.close();
     await dispatcher.close();
   };
   const app = await buildApp(config, {
@@ -104,6 +105,29 @@ export async function createProxy(
   );
   reporter.start();
   return { app, config, state, poller, log, reporter };
+}
+
+/** A storage provider whose writes in flight can be awaited (on close, before disconnecting). */
+function tracked(
+  provider: StorageProvider | undefined,
+  owned: boolean,
+): (StorageProvider & { close(): Promise<void> }) | undefined {
+  if (provider === undefined) return undefined;
+  const writes = new Set<Promise<void>>();
+  return {
+    get: (key) => provider.get(key),
+    set(key, value) {
+      const write = provider.set(key, value);
+      writes.add(write);
+      const forget = () => writes.delete(write);
+      write.then(forget, forget);
+      return write;
+    },
+    async close() {
+      await Promise.allSettled([...writes]);
+      if (owned) await (provider as { close?: () => Promise<void> }).close?.();
+    },
+  };
 }
 
 /** The backup storage: the in-code provider, else Redis (`redisUrl`), else a directory (`backupDir`). */

@@ -3,6 +3,8 @@ import { contextFromBody, contextFromQuery } from '../context/from-request.js';
 import {
   currentState,
   type EvaluationRouteOptions,
+  evaluationDocs,
+  evaluationSchema,
   readEvaluationBody,
   withContext,
 } from './frontend.js';
@@ -19,7 +21,22 @@ export interface AllRouteOptions extends EvaluationRouteOptions {
 export function allRoutes(app: FastifyInstance, options: AllRouteOptions, done: () => void): void {
   const { state, authenticate, defaults, enrichers, enabled } = options;
 
-  app.get('/proxy/all', { onRequest: authenticate }, function frontendGetAll(request, reply) {
+  const getOptions = {
+    onRequest: authenticate,
+    schema: evaluationSchema('Every toggle, enabled or not (`enableAllEndpoint`).', 'GET', true),
+    config: { docs: evaluationDocs.GET },
+  };
+  const postOptions = {
+    onRequest: authenticate,
+    schema: evaluationSchema(
+      'Every toggle, or every named toggle (`enableAllEndpoint`).',
+      'POST',
+      true,
+    ),
+    config: { docs: evaluationDocs.POST },
+  };
+
+  app.get('/proxy/all', getOptions, function frontendGetAll(request, reply) {
     if (!enabled)
       return reply.code(501).type('text/html; charset=utf-8').send(ALL_DISABLED_MESSAGE);
     const compiled = currentState(state);
@@ -37,7 +54,7 @@ export function allRoutes(app: FastifyInstance, options: AllRouteOptions, done: 
     );
   });
 
-  app.post('/proxy/all', { onRequest: authenticate }, function frontendPostAll(request, reply) {
+  app.post('/proxy/all', postOptions, function frontendPostAll(request, reply) {
     if (!enabled)
       return reply.code(501).type('text/html; charset=utf-8').send(ALL_DISABLED_MESSAGE);
     const compiled = currentState(state);

@@ -1,9 +1,10 @@
-import type { Context } from '@flags/schemas';
+import { type Context, frontendRequestSchema, frontendResponseSchema } from '@flags/schemas';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { ContextDefaults } from '../context/from-request.js';
 import { contextFromBody, contextFromQuery } from '../context/from-request.js';
 import { ProxyError } from '../errors.js';
 import type { CompiledState, ProxyState } from '../state.js';
+import { errorResponses, FRONTEND_TAG } from './docs.js';
 import type { Enrichers } from './hooks.js';
 import { type Rendered, renderEvaluations, renderNamed, sendRendered } from './serialize.js';
 
@@ -19,6 +20,49 @@ export interface EvaluationBody {
   /** `undefined` (or empty): every toggle enabled for the context. */
   readonly toggles: readonly string[] | undefined;
 }
+
+/**
+ * OpenAPI of the evaluation routes. The handlers read query and body by hand (no schema pass on
+ * the hot path), so those two schemas go in `config.docs` and only document; the response schemas
+ * never serialize, since the answers are pre-serialized strings.
+ */
+export const contextQuerySchema = {
+  type: 'object',
+  description:
+    'The evaluation context. `properties[name]=value` sets a property; any other parameter is a property too.',
+  properties: {
+    appName: { type: 'string' },
+    environment: { type: 'string' },
+    userId: { type: 'string' },
+    sessionId: { type: 'string' },
+    remoteAddress: { type: 'string' },
+    currentTime: { type: 'string', description: 'A date-time; evaluation time when absent.' },
+  },
+} as const;
+
+export function evaluationSchema(summary: string, method: 'GET' | 'POST', all: boolean) {
+  return {
+    summary,
+    tags: [FRONTEND_TAG],
+    response: {
+      200: { description: 'Toggle results.', ...frontendResponseSchema },
+      ...(method === 'GET'
+        ? { 304: { description: 'Not modified (`If-None-Match`).', type: 'null' } }
+        : {}),
+      ...errorResponses(
+        ...(method === 'GET'
+          ? ([400, 401, 500, 503] as const)
+          : ([400, 401, 413, 415, 500, 503] as const)),
+        ...(all ? ([501] as const) : []),
+      ),
+    },
+  };
+}
+
+export const evaluationDocs = {
+  GET: { querystring: contextQuerySchema },
+  POST: { body: frontendRequestSchema },
+} as const;
 
 /** Reads `{ context, toggles? }` without a schema pass: the hot path checks by hand. */
 export function readEvaluationBody(body: unknown): EvaluationBody {
@@ -67,7 +111,22 @@ export function frontendRoutes(
 ): void {
   const { state, authenticate, defaults, enrichers } = options;
 
-  app.get('/proxy', { onRequest: authenticate }, function frontendGetEnabled(request, reply) {
+  const getOptions = {
+    onRequest: authenticate,
+    schema: evaluationSchema('The toggles enabled for the context in the query.', 'GET', false),
+    config: { docs: evaluationDocs.GET },
+  };
+  const postOptions = {
+    onRequest: authenticate,
+    schema: evaluationSchema(
+      'The toggles enabled for the context, or every named toggle (`toggles`).',
+      'POST',
+      false,
+    ),
+    config: { docs: evaluationDocs.POST },
+  };
+
+  app.get('/proxy', getOptions, function frontendGetEnabled(request, reply) {
     const compiled = currentState(state);
     const context = contextFromQuery(
       request.query as Record<string, string | string[]>,
@@ -83,7 +142,7 @@ export function frontendRoutes(
     );
   });
 
-  app.post('/proxy', { onRequest: authenticate }, function frontendPostEvaluate(request, reply) {
+  app.post('/proxy', postOptions, function frontendPostEvaluate(request, reply) {
     const compiled = currentState(state);
     const body = readEvaluationBody(request.body);
     const context = contextFromBody(body.context, request.ip, defaults);

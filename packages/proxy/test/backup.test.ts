@@ -1,0 +1,165 @@
+import assert from 'node:assert/strict';
+import { randomUUID } from 'node:crypto';
+import { mkdtemp, readdir, rm, stat } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { after, describe, it } from 'node:test';
+import { loadConfig, type ProxyOptions } from '@flags/proxy';
+import type { ClientFeatures } from '@flags/schemas';
+import { Redis } from 'ioredis';
+import { smallPayload } from './fixtures/small.js';
+import { FakeUpstream } from './helpers/fake-upstream.js';
+import { type Answer, call, startProxy, waitFor, withKey } from './helpers/proxy.js';
+
+const names = (answer: Answer): string[] =>
+  answer.json().toggles.map((toggle: { name: string }) => toggle.name);
+
+async function deadUpstreamUrl(): Promise<string> {
+  const upstream = await new FakeUpstream(smallPayload).start();
+  await upstream.stop();
+  return upstream.url;
+}
+
+const changed: ClientFeatures = {
+  version: 2,
+  features: [{ name: 'only-upstream', enabled: true, strategies: [{ name: 'default' }] }],
+};
+
+/**
+ * Acceptance 4: a proxy saves every new upstream payload; restarted while the upstream is down it
+ * becomes ready from the saved one; once the upstream answers, the upstream wins.
+ */
+async function restartWithUpstreamDown(
+  options: ProxyOptions,
+  saved: () => Promise<boolean>,
+): Promise<void> {
+  assert.equal(await saved(), false);
+  const first = await startProxy(smallPayload, options);
+  try {
+    await first.proxy.poller.ready;
+    // Saving is asynchronous to the sync.
+    await waitFor(saved);
+  } finally {
+    await first.close();
+  }
+  const second = await startProxy(smallPayload, { ...options, flagsUrl: await deadUpstreamUrl() });
+  try {
+    await second.proxy.poller.ready;
+    assert.equal((await call(second.base, 'GET', '/proxy/health')).status, 200);
+    const answer = await call(second.base, 'GET', '/proxy', { headers: withKey() });
+    assert.deepEqual(names(answer), ['simple-on', 'with-variants', 'json-variant']);
+    assert.ok(second.log.text().includes('serving the backup payload'));
+  } finally {
+    await second.close();
+  }
+  // With a live upstream (and the backup still there), the upstream payload wins.
+  const third = await startProxy(changed, options);
+  try {
+    await waitFor(() => third.upstream.featureRequests().length > 0);
+    await waitFor(
+      async () =>
+        names(await call(third.base, 'GET', '/proxy', { headers: withKey() })).join() ===
+        'only-upstream',
+    );
+  } finally {
+    await third.close();
+  }
+}
+
+describe('backup storage', () => {
+  const dirs: string[] = [];
+  after(async () => {
+    for (const dir of dirs) await rm(dir, { recursive: true, force: true });
+  });
+
+  it('reads BACKUP_DIR, REDIS_URL and REDIS_KEY_PREFIX', () => {
+    const config = loadConfig({
+      FLAGS_URL: 'http://127.0.0.1:4242/api',
+      FLAGS_API_TOKEN: 't',
+      FLAGS_PROXY_CLIENT_KEYS: 'k',
+      BACKUP_DIR: '/var/lib/flags-proxy',
+      REDIS_URL: 'redis://cache:6379/2',
+      REDIS_KEY_PREFIX: 'edge:',
+    });
+    assert.equal(config.backupDir, '/var/lib/flags-proxy');
+    assert.equal(config.redisUrl?.href, 'redis://cache:6379/2');
+    assert.equal(config.redisKeyPrefix, 'edge:');
+    assert.equal(
+      loadConfig({ FLAGS_URL: 'http://x/api', FLAGS_API_TOKEN: 't', FLAGS_PROXY_CLIENT_KEYS: 'k' })
+        .redisKeyPrefix,
+      'flags-proxy:',
+    );
+  });
+
+  it('file: restarts from the saved payload while the upstream is down; writes atomically, not on 304', async () => {
+    const dir = await mkdtemp(join(tmpdir(), 'flags-proxy-backup-'));
+    dirs.push(dir);
+    await restartWithUpstreamDown({ backupDir: dir }, async () =>
+      (await readdir(dir)).includes('flags-proxy-backup-flags-proxy.json'),
+    );
+    const files = await readdir(dir);
+    assert.deepEqual(files, ['flags-proxy-backup-flags-proxy.json'], 'no temporary file is left');
+
+    const run = await startProxy(smallPayload, { backupDir: dir, flagsAppName: 'mtime' });
+    try {
+      await run.proxy.poller.ready;
+      const file = join(dir, 'flags-proxy-backup-mtime.json');
+      await waitFor(async () => (await readdir(dir)).includes('flags-proxy-backup-mtime.json'));
+      const written = (await stat(file)).mtimeMs;
+      const polls = run.upstream.featureRequests().length;
+      await waitFor(() => run.upstream.featureRequests().length >= polls + 3);
+      assert.equal((await stat(file)).mtimeMs, written, 'a 304 does not rewrite the backup');
+    } finally {
+      await run.close();
+    }
+  });
+
+  it('Redis: restarts from the saved payload while the upstream is down', async (t) => {
+    const redis = new Redis('redis://127.0.0.1:6379', {
+      lazyConnect: true,
+      maxRetriesPerRequest: 0,
+      retryStrategy: () => null,
+    });
+    redis.on('error', () => {});
+    try {
+      await redis.connect();
+    } catch (error) {
+      if (process.env.CI === undefined) {
+        t.skip(`Redis at 127.0.0.1:6379 is unreachable (${(error as Error).message})`);
+        return;
+      }
+      throw error;
+    }
+    const prefix = `flags-proxy-test-${randomUUID()}:`;
+    try {
+      await restartWithUpstreamDown(
+        { redisUrl: 'redis://127.0.0.1:6379', redisKeyPrefix: prefix },
+        async () => (await redis.exists(`${prefix}flags-proxy-backup-flags-proxy`)) === 1,
+      );
+      const saved = await redis.get(`${prefix}flags-proxy-backup-flags-proxy`);
+      assert.ok(saved !== null);
+      assert.deepEqual(
+        JSON.parse(saved).features,
+        changed.features,
+        'the last upstream payload is saved',
+      );
+    } finally {
+      const keys = await redis.keys(`${prefix}*`);
+      if (keys.length > 0) await redis.del(...keys);
+      await redis.quit();
+    }
+  });
+
+  it('Redis down: the proxy still syncs and serves; the problem is logged', async () => {
+    const run = await startProxy(smallPayload, { redisUrl: 'redis://127.0.0.1:1' });
+    try {
+      await run.proxy.poller.ready;
+      assert.equal((await call(run.base, 'GET', '/proxy/health')).status, 200);
+      await waitFor(() =>
+        run.log.lines.some((line) => line.level === 'warn' && /backup/.test(line.message)),
+      );
+    } finally {
+      await run.close();
+    }
+  });
+});
