@@ -5,6 +5,8 @@ import type { ClientFeatures } from '@flags/schemas';
 /** One result's serialized JSON and a small id that stands for it in ETags. */
 export interface Fragment {
   readonly json: string;
+  /** `json` as UTF-8: bodies are copied together from bytes, nothing is encoded per request. */
+  readonly bytes: Buffer;
   readonly id: number;
 }
 
@@ -31,7 +33,8 @@ export class CompiledState {
   fragment(result: Evaluation): Fragment {
     let fragment = this.fragments.get(result);
     if (fragment === undefined) {
-      fragment = { json: toggleJson(result), id: nextFragmentId++ };
+      const json = toggleJson(result);
+      fragment = { json, bytes: Buffer.from(json, 'utf8'), id: nextFragmentId++ };
       this.fragments.set(result, fragment);
     }
     return fragment;

@@ -5,12 +5,15 @@ import { type CompiledState, toggleJson } from '../state.js';
 
 /** A response body and its weak validator. */
 export interface Rendered {
-  readonly body: string;
+  readonly body: Buffer | string;
   readonly etag: string;
 }
 
 const PREFIX = '{"toggles":[';
 const SUFFIX = ']}';
+const COMMA = 0x2c;
+const CLOSE_BRACKET = 0x5d;
+const CLOSE_BRACE = 0x7d;
 
 // FNV-1a and a second multiplicative hash over the result ids: the ETag stands for the exact list
 // of (interned) results, so it is computed without hashing the body itself.
@@ -21,14 +24,21 @@ function etagOf(h1: number, h2: number, count: number): string {
   return `W/"${count.toString(36)}-${(h1 >>> 0).toString(36)}${(h2 >>> 0).toString(36)}"`;
 }
 
-/** `{"toggles":[...]}` of the results that are enabled (or of all, with `all`). */
+/** Reused between (synchronous) renders: no per-request list allocation. */
+const parts: Buffer[] = [];
+
+/**
+ * `{"toggles":[...]}` of the results that are enabled (or of all, with `all`), copied together
+ * from the cached UTF-8 bytes of each result: no string building, length scan or encoding.
+ */
 export function renderEvaluations(
   compiled: CompiledState,
   context: Context,
   all: boolean,
 ): Rendered {
   const results = compiled.snapshot.evaluateAll(context);
-  let body = PREFIX;
+  parts.length = 0;
+  let length = PREFIX.length + SUFFIX.length;
   let h1 = FNV_OFFSET;
   let h2 = 0x9e3779b9;
   let count = 0;
@@ -36,12 +46,25 @@ export function renderEvaluations(
     const result = results[i] as Evaluation;
     if (!all && !result.enabled) continue;
     const fragment = compiled.fragment(result);
-    body = count === 0 ? body + fragment.json : `${body},${fragment.json}`;
+    parts.push(fragment.bytes);
+    length += fragment.bytes.length;
     h1 = Math.imul(h1 ^ fragment.id, FNV_PRIME);
     h2 = Math.imul(h2 ^ (fragment.id + count), 0x85ebca6b) ^ (h2 >>> 13);
     count++;
   }
-  return { body: body + SUFFIX, etag: etagOf(h1, h2, count) };
+  if (count > 1) length += count - 1;
+  const body = Buffer.allocUnsafe(length);
+  let offset = body.write(PREFIX, 0, 'latin1');
+  for (let i = 0; i < count; i++) {
+    if (i > 0) body[offset++] = COMMA;
+    const bytes = parts[i] as Buffer;
+    body.set(bytes, offset);
+    offset += bytes.length;
+  }
+  body[offset++] = CLOSE_BRACKET;
+  body[offset] = CLOSE_BRACE;
+  parts.length = 0;
+  return { body, etag: etagOf(h1, h2, count) };
 }
 
 /**
