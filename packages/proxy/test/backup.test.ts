@@ -150,6 +150,38 @@ describe('backup storage', () => {
     }
   });
 
+  it('bootstrap: ready while the upstream fails; the first upstream sync replaces it', async () => {
+    const bootstrap = await new FakeUpstream(changed).start();
+    const run = await startProxy(
+      smallPayload,
+      {
+        expBootstrap: {
+          url: `${bootstrap.url}/client/features`,
+          urlHeaders: { Authorization: 'boot-secret' },
+        },
+      },
+      (upstream) => {
+        upstream.mode = 'error500';
+      },
+    );
+    try {
+      await run.proxy.poller.ready;
+      assert.deepEqual(names(await call(run.base, 'GET', '/proxy', { headers: withKey() })), [
+        'only-upstream',
+      ]);
+      assert.equal(bootstrap.featureRequests()[0]?.headers.authorization, 'boot-secret');
+      run.upstream.mode = 'ok';
+      await waitFor(
+        async () =>
+          names(await call(run.base, 'GET', '/proxy', { headers: withKey() })).join() ===
+          'simple-on,with-variants,json-variant',
+      );
+    } finally {
+      await run.close();
+      await bootstrap.stop();
+    }
+  });
+
   it('Redis down: the proxy still syncs and serves; the problem is logged', async () => {
     const run = await startProxy(smallPayload, { redisUrl: 'redis://127.0.0.1:1' });
     try {

@@ -1,0 +1,105 @@
+import assert from 'node:assert/strict';
+import { describe, it } from 'node:test';
+import { compile } from '@flags/engine';
+import { UsageAggregator } from '@flags/proxy';
+import { MAX_METRIC_COUNT } from '@flags/schemas';
+import { smallPayload } from './fixtures/small.js';
+
+const BUCKET = { start: '2026-11-22T00:00:00.000Z', stop: '2026-11-22T00:01:00.000Z' };
+
+function toggles(aggregator: UsageAggregator) {
+  return Object.fromEntries(
+    aggregator
+      .take()
+      .map((bucket) => [
+        bucket.appName,
+        Object.fromEntries(
+          [...bucket.toggles].map(([name, t]) => [
+            name,
+            { yes: t.yes, no: t.no, variants: Object.fromEntries(t.variants) },
+          ]),
+        ),
+      ]),
+  );
+}
+
+describe('usage aggregator', () => {
+  it('counts evaluations of the current and of a replaced snapshot, then forgets the idle one', () => {
+    const aggregator = new UsageAggregator({ appName: 'proxy', environment: undefined });
+    const first = compile(smallPayload);
+    aggregator.attach(first);
+    first.evaluate('with-variants', {});
+    first.evaluate('unknown-name', {});
+    const second = compile(smallPayload);
+    aggregator.attach(second);
+    // A request that still holds the old snapshot keeps counting into it.
+    first.evaluate('simple-off', {});
+    second.evaluate('simple-on', {});
+    assert.deepEqual(toggles(aggregator), {
+      proxy: {
+        'with-variants': { yes: 1, no: 0, variants: { blue: 1 } },
+        'unknown-name': { yes: 0, no: 1, variants: {} },
+        'simple-off': { yes: 0, no: 1, variants: {} },
+        'simple-on': { yes: 1, no: 0, variants: {} },
+      },
+    });
+    assert.ok(aggregator.empty);
+    first.evaluate('simple-on', {});
+    assert.equal(aggregator.empty, false);
+    assert.deepEqual(toggles(aggregator), {
+      proxy: { 'simple-on': { yes: 1, no: 0, variants: {} } },
+    });
+  });
+
+  it('bounds memory: extra names per bucket and reporting apps are capped, known flags always kept', () => {
+    const aggregator = new UsageAggregator({
+      appName: 'proxy',
+      environment: 'production',
+      maxExtraNames: 2,
+      maxApps: 2,
+    });
+    const snapshot = compile(smallPayload);
+    aggregator.attach(snapshot);
+    const names: Record<string, { yes: number; no: number }> = {};
+    for (let i = 0; i < 20; i++) names[`unknown-${i}`] = { yes: 1, no: 0 };
+    names['simple-on'] = { yes: 3, no: 0 };
+    aggregator.addReport({ appName: 'web', bucket: { ...BUCKET, toggles: names } });
+    for (const appName of ['mobile', 'tv']) {
+      aggregator.addReport({
+        appName,
+        environment: 'ignored',
+        bucket: { ...BUCKET, toggles: { 'simple-on': { yes: 1, no: 0 } } },
+      });
+    }
+    const buckets = aggregator.take();
+    assert.deepEqual(
+      buckets.map((bucket) => [bucket.appName, bucket.environment]),
+      [
+        ['web', 'production'],
+        ['mobile', 'production'],
+        ['proxy', 'production'],
+      ],
+      'a third app is counted under the proxy; the environment option wins',
+    );
+    const web = buckets[0]?.toggles;
+    // At most (known flags + 2) names, and the known flags always.
+    assert.equal(web?.size, smallPayload.features.length + 2 + 1);
+    assert.equal(web?.get('simple-on')?.yes, 3);
+    assert.equal(buckets[2]?.toggles.get('simple-on')?.yes, 1);
+    assert.equal(aggregator.dropped, 20 - smallPayload.features.length - 2);
+  });
+
+  it('sends at most the largest count a report may carry and keeps the rest', () => {
+    const aggregator = new UsageAggregator({ appName: 'proxy', environment: undefined });
+    const big = { yes: MAX_METRIC_COUNT, no: 5, variants: { a: MAX_METRIC_COUNT } };
+    aggregator.addReport({ appName: 'web', bucket: { ...BUCKET, toggles: { f: big } } });
+    aggregator.addReport({ appName: 'web', bucket: { ...BUCKET, toggles: { f: big } } });
+    assert.deepEqual(toggles(aggregator), {
+      web: { f: { yes: MAX_METRIC_COUNT, no: 10, variants: { a: MAX_METRIC_COUNT } } },
+    });
+    assert.deepEqual(toggles(aggregator), {
+      web: { f: { yes: MAX_METRIC_COUNT, no: 0, variants: { a: MAX_METRIC_COUNT } } },
+    });
+    assert.ok(aggregator.empty);
+  });
+});
