@@ -126,10 +126,21 @@ export function apiTokenRoutes(
         params: { type: 'object', required: ['token'], properties: { token: { type: 'string' } } },
       },
       onRequest: guard,
+      // The path names a secret: request log lines show it masked.
+      logSerializers: { req: maskedTokenRequest },
     },
     async function adminDeleteToken(request, reply) {
       await store.delete(request.params.token);
       return reply.status(200).send();
     },
   );
+}
+
+function maskedTokenRequest(request: FastifyRequest) {
+  return {
+    method: request.method,
+    url: '/api/admin/api-tokens/…',
+    host: request.host,
+    remoteAddress: request.ip,
+  };
 }

@@ -1,4 +1,4 @@
-import { randomBytes } from 'node:crypto';
+import { createHash, randomBytes, timingSafeEqual } from 'node:crypto';
 import type { Database, Queryable } from '../../db/database.js';
 import { bumpTokenRevision, type RevisionTracker } from '../../revision.js';
 
@@ -37,8 +37,11 @@ const toToken = (row: TokenRow): ApiToken =>
     expiresAt: row.expires_at ? new Date(row.expires_at) : null,
   });
 
+/** The map key of a secret: its SHA-256, so a lookup compares digests, never the secret itself. */
+const digest = (secret: string): string => createHash('sha256').update(secret).digest('base64');
+
 /**
- * API tokens, kept in memory as a Map for the per-request lookup and reloaded whenever the token
+ * API tokens, kept in memory as a Map (keyed by the secret's digest) for the per-request lookup and reloaded whenever the token
  * revision moves (so a token created or deleted by another server process counts within the
  * revision check interval).
  */
@@ -57,8 +60,12 @@ export class TokenStore {
   async lookup(secret: string): Promise<ApiToken | undefined> {
     const revisions = await this.revisions.current();
     if (revisions.tokens !== this.loadedRevision) await this.reload(revisions.tokens);
-    const token = this.bySecret.get(secret);
+    const token = this.bySecret.get(digest(secret));
     if (!token) return undefined;
+    // The secret itself is only ever compared in constant time.
+    const presented = Buffer.from(secret);
+    const stored = Buffer.from(token.secret);
+    if (presented.length !== stored.length || !timingSafeEqual(presented, stored)) return undefined;
     if (token.expiresAt && token.expiresAt.getTime() <= this.now().getTime()) return undefined;
     return token;
   }
@@ -67,7 +74,7 @@ export class TokenStore {
     this.loading ??= (async () => {
       try {
         const rows = await this.db.query<TokenRow>('SELECT * FROM api_tokens');
-        this.bySecret = new Map(rows.map((row) => [row.secret, toToken(row)]));
+        this.bySecret = new Map(rows.map((row) => [digest(row.secret), toToken(row)]));
         this.loadedRevision = revision;
       } finally {
         this.loading = undefined;
