@@ -27,6 +27,8 @@ async function main(): Promise<void> {
     if (stopping) return;
     stopping = true;
     log.info({ signal }, 'shutting down');
+    // Keep-alive connections busy at the signal are closed once idle, not after keepAliveTimeout.
+    setInterval(() => app.server.closeIdleConnections(), 50).unref();
     app.close().then(
       () => process.exit(0),
       () => process.exit(1),
