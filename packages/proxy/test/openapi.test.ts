@@ -112,6 +112,25 @@ describe('OpenAPI', () => {
     assert.equal((await call(plain.base, 'GET', '/docs/openapi')).status, 404);
   });
 
+  it('moves under proxyBasePath with every other path', async () => {
+    const based = await startProxy(smallPayload, { enableOAS: true, proxyBasePath: 'edge/' });
+    try {
+      await based.proxy.poller.ready;
+      const document = (await call(based.base, 'GET', '/edge/docs/openapi.json')).json();
+      assert.ok(document.paths['/edge/proxy'].get);
+      assert.ok(document.paths['/edge/ofrep/v1/evaluate/flags'].post);
+      assert.equal((await call(based.base, 'GET', '/edge/docs/openapi')).status, 200);
+      assert.equal((await call(based.base, 'GET', '/docs/openapi.json')).status, 404);
+      const ofrep = await call(based.base, 'POST', '/edge/ofrep/v1/evaluate/flags/simple-on', {
+        headers: withKey({ 'content-type': 'application/json' }),
+        body: '{}',
+      });
+      assert.equal(ofrep.json().value, true);
+    } finally {
+      await based.close();
+    }
+  });
+
   it('renders the endpoint list in the interactive UI with no network', async (t) => {
     if (!existsSync(CHROMIUM)) {
       t.skip(`${CHROMIUM} is absent (install Debian's chromium to run this test)`);
