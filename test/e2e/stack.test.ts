@@ -15,6 +15,7 @@ const CLIENT_TOKEN = 'default:development.e2e-client';
 const CLIENT_KEY = 'e2e-client-key';
 const PROXY_REFRESH_MS = 500;
 const SDK_REFRESH_S = 1;
+const PROXY_METRICS_MS = 300;
 
 async function waitFor(check: () => boolean | Promise<boolean>, timeoutMs: number, what: string) {
   const deadline = Date.now() + timeoutMs;
@@ -59,7 +60,7 @@ describe('flags-server → flags-proxy → SDKs', () => {
       flagsApiToken: CLIENT_TOKEN,
       clientKeys: [CLIENT_KEY],
       refreshInterval: PROXY_REFRESH_MS,
-      metricsInterval: 60_000,
+      metricsInterval: PROXY_METRICS_MS,
       logLevel: 'fatal',
     });
     proxyUrl = await proxy.app.listen({ port: 0, host: '127.0.0.1' });
@@ -86,7 +87,7 @@ describe('flags-server → flags-proxy → SDKs', () => {
       await client.start();
       assert.equal(client.isEnabled('beta-banner'), true);
       assert.equal(client.isEnabled('premium-reports'), true);
-      assert.equal(client.isEnabled('maintenance-mode'), false);
+      assert.equal(client.isEnabled('mobile-offline-sync'), false);
       const darkMode = client.getVariant('dark-mode');
       assert.equal(darkMode.enabled, true);
       assert.ok(['midnight', 'charcoal'].includes(darkMode.name));
@@ -106,6 +107,67 @@ describe('flags-server → flags-proxy → SDKs', () => {
       );
     } finally {
       client.stop();
+    }
+  });
+
+  it('usage metrics of browser-SDK and proxy evaluations land in the server buckets', async () => {
+    // Browser SDK: its own counts, posted to the proxy, forwarded upstream under its appName.
+    const client = new UnleashClient({
+      url: `${proxyUrl}/proxy`,
+      clientKey: CLIENT_KEY,
+      appName: 'e2e-metrics-web',
+      refreshInterval: 60,
+      metricsInterval: 1,
+      storageProvider: new InMemoryStorageProvider(),
+      context: { userId: 'alice' },
+    });
+    try {
+      await client.start();
+      for (let i = 0; i < 5; i++) assert.equal(client.isEnabled('beta-banner'), true);
+      for (let i = 0; i < 2; i++) assert.equal(client.isEnabled('mobile-offline-sync'), false);
+      await waitFor(
+        async () => {
+          const rows = await db.query<{ feature_name: string; yes: number; no: number }>(
+            `SELECT feature_name, SUM(yes)::int AS yes, SUM(no)::int AS no FROM client_metrics
+              WHERE app_name = 'e2e-metrics-web' GROUP BY feature_name`,
+          );
+          const byName = Object.fromEntries(rows.map((row) => [row.feature_name, row]));
+          return byName['beta-banner']?.yes === 5 && byName['mobile-offline-sync']?.no === 2;
+        },
+        10_000,
+        "the browser SDK's counts in the server's buckets",
+      );
+    } finally {
+      client.stop();
+    }
+
+    // The proxy's own evaluations (POST with a toggles list), under the proxy's appName.
+    const before = await proxyCounts();
+    for (let i = 0; i < 4; i++) {
+      await postProxy(proxyUrl, { userId: 'zed' }, ['beta-banner', 'dark-mode']);
+    }
+    await waitFor(
+      async () => {
+        const after = await proxyCounts();
+        return (
+          after.bannerNo - before.bannerNo === 4 && after.darkModeYes - before.darkModeYes === 4
+        );
+      },
+      10_000,
+      "the proxy's counts in the server's buckets",
+    );
+
+    async function proxyCounts() {
+      const rows = await db.query<{ feature_name: string; yes: number; no: number }>(
+        `SELECT feature_name, SUM(yes)::int AS yes, SUM(no)::int AS no FROM client_metrics
+          WHERE app_name = $1 GROUP BY feature_name`,
+        [proxy.config.flagsAppName],
+      );
+      const byName = Object.fromEntries(rows.map((row) => [row.feature_name, row]));
+      return {
+        bannerNo: byName['beta-banner']?.no ?? 0,
+        darkModeYes: byName['dark-mode']?.yes ?? 0,
+      };
     }
   });
 
