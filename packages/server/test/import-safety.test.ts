@@ -158,7 +158,15 @@ for (const backend of backends) {
       const { db, cleanup } = await backend.open();
       const app = await startApp(db);
       try {
-        const payloads = Array.from({ length: 5 }, (_, i) => bigImport(200, i + 1));
+        // Half of them list the flags in reverse order (two exports need not agree on order).
+        const payloads = Array.from({ length: 5 }, (_, i) => {
+          const payload = bigImport(200, i + 1);
+          if (i % 2 === 1) {
+            payload.data.features.reverse();
+            payload.data.featureEnvironments?.reverse();
+          }
+          return payload;
+        });
         const readState = async () => {
           const response = await app.inject({
             url: '/api/client/features',

@@ -13,6 +13,9 @@ import {
 
 const json = (value: unknown) => JSON.stringify(value);
 
+/** Arbitrary constant naming the advisory lock that serializes imports (per schema). */
+const IMPORT_LOCK_KEY = 7_314_223;
+
 const stringParameters = (parameters: Record<string, unknown> | undefined) => {
   const out: Record<string, string> = {};
   for (const key of Object.keys(parameters ?? {})) out[key] = String(parameters![key]);
@@ -37,6 +40,11 @@ export class ImportService {
    */
   async import(request: ImportRequest, actor: string): Promise<void> {
     await this.db.transaction(async (tx) => {
+      // One import at a time: concurrent ones touching the same rows in another order would
+      // deadlock on PostgreSQL; serialized, each lands whole, one after the other.
+      await tx.query('SELECT pg_advisory_xact_lock($1, hashtext(current_schema()))', [
+        IMPORT_LOCK_KEY,
+      ]);
       const plan = planImport(request, await readImportContext(tx, request));
       if (plan.errors.length > 0) {
         const [first] = plan.errors;
