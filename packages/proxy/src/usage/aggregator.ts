@@ -58,8 +58,8 @@ class Tally {
     this.index = new Map(names.map((name, i) => [name, i]));
   }
 
+  /** Counts one result of flag position `i` (the caller marks the tally dirty). */
   count(i: number, result: Evaluation): void {
-    this.dirty = true;
     if (!result.enabled) {
       this.no[i] = (this.no[i] as number) + 1;
       return;
@@ -110,13 +110,18 @@ export class UsageAggregator {
     const aggregator = this;
     snapshot.evaluateAll = function countedEvaluateAll(context) {
       const results = evaluateAll.call(snapshot, context);
+      tally.dirty = true;
       for (let i = 0; i < results.length; i++) tally.count(i, results[i] as Evaluation);
       return results;
     };
     snapshot.evaluate = function countedEvaluate(name, context) {
       const result = evaluate.call(snapshot, name, context);
-      if (result === undefined) aggregator.countUnknown(name);
-      else tally.count(tally.index.get(name) as number, result);
+      if (result === undefined) {
+        aggregator.countUnknown(name);
+      } else {
+        tally.dirty = true;
+        tally.count(tally.index.get(name) as number, result);
+      }
       return result;
     };
   }
