@@ -175,25 +175,28 @@ describe('upstream down mid-run', () => {
 describe('slow upstream', () => {
   it('times each poll out and never has more than one poll in flight', async () => {
     const upstream = await new FaultUpstream(servePayload(smallPayload, '"v1"')).start();
-    const h = await proxyOn(upstream.url, { upstreamTimeoutMs: 150 });
+    const h = await proxyOn(upstream.url, { upstreamTimeoutMs: 1000 });
     try {
       await waitFor(() => h.proxy.state.ready);
-      upstream.answer = slow(2000, servePayload(updated, '"v2"'));
+      upstream.answer = slow(10_000, servePayload(updated, '"v2"'));
       const from = Date.now();
       const served = await burst(h.base, 600, 8);
-      await sleep(Math.max(0, 1500 - (Date.now() - from)));
+      await sleep(Math.max(0, 3500 - (Date.now() - from)));
       const polls = upstream.polls.filter((poll) => poll.at >= from).length;
       const timeouts = h.log.lines.filter((line) =>
-        JSON.stringify(line.data).includes('Timeout'),
+        JSON.stringify(line.data).includes('UND_ERR_HEADERS_TIMEOUT'),
       ).length;
       console.log(
-        `slow upstream (answers after 2000 ms, timeout 150 ms): ${polls} polls in 1500 ms (gaps ${upstream.gapsSince(from).join(', ')} ms), ` +
+        `slow upstream (answers after 10 s, timeout 1000 ms): ${polls} polls in 3500 ms (gaps ${upstream.gapsSince(from).join(', ')} ms), ` +
           `max ${upstream.maxInFlight} in flight, ${timeouts} timeout log lines, ` +
           `${served.statuses.get(200)} of 600 requests answered 200 meanwhile`,
       );
       assert.equal(upstream.maxInFlight, 1, 'no pile-up of polls');
       assert.ok(polls >= 2, 'polls time out and are retried');
-      assert.ok(timeouts >= 1, 'the timeout is logged');
+      assert.ok(
+        timeouts >= polls - 1,
+        'every finished poll timed out (logged once, then at debug)',
+      );
       assert.deepEqual([...served.statuses.keys()], [200]);
       assert.ok(!toggleNames((await get(h.base)).text).includes('added-later'));
     } finally {
