@@ -34,6 +34,10 @@ const result = spawnSync(
     'tsx',
     '--test',
     '--test-concurrency=2',
+    // A stuck test or hook fails after this long instead of holding CI until its limit.
+    '--test-timeout=180000',
+    // A file whose tests finished but left a handle open must not hang the run.
+    '--test-force-exit',
     '--test-reporter=spec',
     ...files,
   ],

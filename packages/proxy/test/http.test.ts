@@ -5,6 +5,7 @@ import { Ajv } from 'ajv';
 import { ALL_DISABLED_MESSAGE } from '../src/routes/all.js';
 import { smallPayload } from './fixtures/small.js';
 import {
+  type Answer,
   API_TOKEN,
   CLIENT_KEY,
   call,
@@ -65,7 +66,7 @@ describe('evaluation endpoints', () => {
 
   it('rejects missing and wrong keys with 401 Unauthorized, accepts clientKeys and proxySecrets', async () => {
     for (const headers of [
-      {},
+      {} as Record<string, string>,
       { authorization: 'wrong' },
       { authorization: `${CLIENT_KEY}x` },
       { authorization: '' },

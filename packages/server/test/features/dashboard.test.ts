@@ -93,7 +93,11 @@ describe('insights dashboard page', () => {
         await page.waitForSelector('body[data-state="ready"]');
         assert.equal(new URL(page.url()).searchParams.get('token'), null);
         assert.equal(
-          await page.evaluate(() => sessionStorage.getItem('flags.insights.token')),
+          await page.evaluate(() =>
+            (
+              globalThis as unknown as { sessionStorage: { getItem(key: string): string | null } }
+            ).sessionStorage.getItem('flags.insights.token'),
+          ),
           ADMIN_TOKEN,
         );
 

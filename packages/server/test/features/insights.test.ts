@@ -191,7 +191,7 @@ for (const backend of backends) {
         metricsRow('2026-47', '2026-11-20', 'empty', [0, 0, 0, 0, 0]),
         metricsRow('2026-47', '2026-11-20', 'web', [0, 0, 0, 0, 0]),
       ]);
-      assert.equal(body.metricsSummaryTrends[0].totalRequests, 38);
+      assert.equal(body.metricsSummaryTrends[0]?.totalRequests, 38);
 
       const envRow = (
         week: string,
