@@ -1,4 +1,5 @@
 import type { FromSchema } from 'json-schema-to-ts';
+import { overrideSchema } from './client-features.js';
 
 /**
  * `POST /api/admin/features-batch/{import,validate,export}` (admin document 001).
@@ -73,17 +74,7 @@ export const importVariantSchema = {
     weightType: { type: 'string', enum: ['variable', 'fix'] },
     stickiness: { type: 'string' },
     payload: importPayloadSchema,
-    overrides: {
-      type: 'array',
-      items: {
-        type: 'object',
-        required: ['contextName', 'values'],
-        properties: {
-          contextName: { type: 'string' },
-          values: { type: 'array', items: { type: 'string' } },
-        },
-      },
-    },
+    overrides: { type: 'array', items: overrideSchema },
   },
 } as const;
 
