@@ -129,7 +129,7 @@ describe('upstream down at start', () => {
           `${failedPolls} failed polls, ${warnings} warning logged; ready ${recoveryMs} ms after the upstream came up (bound ${bound} ms)`,
       );
       assert.equal(warnings, 1, 'the outage is logged once');
-      assert.ok(recoveryMs <= bound + 100, `recovered in ${recoveryMs} ms`);
+      assert.ok(recoveryMs <= bound + 500, `recovered in ${recoveryMs} ms`);
     } finally {
       await h.close();
       await upstream.stop();
@@ -164,7 +164,7 @@ describe('upstream down mid-run', () => {
           `new payload served ${recoveryMs} ms after the upstream returned (${polls} polls before the outage)`,
       );
       assert.deepEqual(expectedNames(updated), ['simple-on', 'added-later']);
-      assert.ok(recoveryMs <= INTERVAL * 32 + 200);
+      assert.ok(recoveryMs <= INTERVAL * 32 + 1000, `recovered in ${recoveryMs} ms`);
     } finally {
       await h.close();
       await upstream.stop();
@@ -222,7 +222,7 @@ describe('500 and 429', () => {
       gaps.slice(0, 5).forEach((gap, i) => {
         const backoff = Math.min(INTERVAL * 2 ** (i + 1), INTERVAL * 32);
         assert.ok(gap >= Math.max(INTERVAL, backoff / 2) - 5, `gap ${i} = ${gap}`);
-        assert.ok(gap <= backoff + 80, `gap ${i} = ${gap}`);
+        assert.ok(gap <= backoff + 250, `gap ${i} = ${gap}`);
       });
       assert.ok(gaps.at(-1)! > gaps[0]! * 2, 'the delay grows');
       assert.equal((await get(h.base)).status, 200);
@@ -359,7 +359,7 @@ describe('token refused (401/403)', () => {
           `${status}: retry gap ${gaps[0]} ms (interval ${INTERVAL} ms), ${errors.length} error line(s), ` +
             `${served.statuses.get(200)} of 200 requests answered 200, recovered ${recoveryMs} ms after the token was fixed`,
         );
-        assert.ok(recoveryMs <= INTERVAL * 32 + 200);
+        assert.ok(recoveryMs <= INTERVAL * 32 + 1000, `recovered in ${recoveryMs} ms`);
       } finally {
         await h.close();
         await upstream.stop();

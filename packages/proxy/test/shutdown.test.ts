@@ -19,7 +19,7 @@ import { API_TOKEN, CLIENT_KEY } from './helpers/proxy.js';
 const MAIN = fileURLToPath(new URL('../src/main.ts', import.meta.url));
 const ROOT = fileURLToPath(new URL('../../../', import.meta.url));
 const IN_FLIGHT = 40;
-const ENRICHER_DELAY_MS = 400;
+const ENRICHER_DELAY_MS = 1000;
 
 function spawnProxy(env: Record<string, string>): {
   child: ChildProcess;
@@ -67,6 +67,7 @@ describe('flags-proxy on SIGTERM', () => {
       JSON_LOGGER: 'true',
     });
     const agent = new Agent({ connections: IN_FLIGHT + 4 });
+    const probes = new Agent({ pipelining: 0 });
     try {
       const deadline = Date.now() + 30_000;
       for (;;) {
@@ -91,14 +92,28 @@ describe('flags-proxy on SIGTERM', () => {
           body: await response.body.text(),
         })),
       );
-      await new Promise((resolve) => setTimeout(resolve, ENRICHER_DELAY_MS / 4));
+      let finished = 0;
+      for (const answer of inFlight) void answer.then(() => finished++);
+      await new Promise((resolve) => setTimeout(resolve, ENRICHER_DELAY_MS / 5));
       proxy.child.kill('SIGTERM');
-      await new Promise((resolve) => setTimeout(resolve, ENRICHER_DELAY_MS / 4));
-      // A new connection after the signal is refused (the listener is closed).
-      const late = await request(`${base}/proxy/health`, { dispatcher: new Agent() }).then(
-        (response) => `answered ${response.statusCode}`,
-        (error: NodeJS.ErrnoException) => error.code ?? String(error),
-      );
+      // New connections are refused once the signal is handled (probed until then).
+      let late = '';
+      let finishedAtRefusal = -1;
+      const probeUntil = Date.now() + 5000;
+      while (Date.now() < probeUntil) {
+        late = await request(`${base}/proxy/health`, { dispatcher: probes }).then(
+          async (response) => {
+            await response.body.dump();
+            return `answered ${response.statusCode}`;
+          },
+          (error: NodeJS.ErrnoException) => error.code ?? String(error),
+        );
+        if (late === 'ECONNREFUSED') {
+          finishedAtRefusal = finished;
+          break;
+        }
+        await new Promise((resolve) => setTimeout(resolve, 20));
+      }
       const answers = await Promise.all(inFlight);
       const code = await proxy.exited;
       const stoppedMs = Date.now() - started;
@@ -108,7 +123,7 @@ describe('flags-proxy on SIGTERM', () => {
         .reduce((sum, toggle) => sum + toggle.yes + toggle.no, 0);
       console.log(
         `proxy SIGTERM with ${IN_FLIGHT} requests in flight: ${answers.filter((a) => a.status === 200).length} answered 200; ` +
-          `new connection after the signal: ${late}; ${reports.length} usage report(s) flushed upstream with ${counted} evaluations; ` +
+          `new connections refused after the signal (${finishedAtRefusal} of ${IN_FLIGHT} in-flight requests finished by then); ${reports.length} usage report(s) flushed upstream with ${counted} evaluations; ` +
           `exit code ${code} after ${stoppedMs} ms`,
       );
       assert.deepEqual(
@@ -117,6 +132,7 @@ describe('flags-proxy on SIGTERM', () => {
       );
       assert.ok(answers.every((a) => JSON.parse(a.body).toggles.length > 0));
       assert.equal(late, 'ECONNREFUSED');
+      assert.ok(finishedAtRefusal < IN_FLIGHT, 'refused while requests were still in flight');
       assert.equal(code, 0, proxy.output());
       // Idle keep-alive connections do not hold the exit back until their timeout (72 s).
       assert.ok(stoppedMs < 10_000, `exited after ${stoppedMs} ms`);
@@ -126,6 +142,7 @@ describe('flags-proxy on SIGTERM', () => {
     } finally {
       if (proxy.child.exitCode === null) proxy.child.kill('SIGKILL');
       await agent.close();
+      await probes.close();
       await upstream.stop();
       rmSync(dir, { recursive: true, force: true });
     }
