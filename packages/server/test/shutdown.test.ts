@@ -19,6 +19,7 @@ describe('flags-server on SIGTERM', () => {
   it('completes the import in flight, refuses new connections and exits 0', async () => {
     const dir = mkdtempSync(join(tmpdir(), 'flags-server-shutdown-'));
     const agent = new Agent({ connections: 4 });
+    const probe = new Agent();
     try {
       const server = await spawnServer({ DATA_DIR: dir });
       // A keep-alive connection that stays open after its request (like a load balancer's).
@@ -29,8 +30,11 @@ describe('flags-server on SIGTERM', () => {
       await new Promise((resolve) => setTimeout(resolve, 150));
       server.child.kill('SIGTERM');
       await new Promise((resolve) => setTimeout(resolve, 50));
-      const late = await request(`${server.base}/health`, { dispatcher: new Agent() }).then(
-        (response) => `answered ${response.statusCode}`,
+      const late = await request(`${server.base}/health`, { dispatcher: probe }).then(
+        async (response) => {
+          await response.body.dump();
+          return `answered ${response.statusCode}`;
+        },
         (error: NodeJS.ErrnoException) => error.code ?? String(error),
       );
       const imported = await importing;
@@ -65,6 +69,7 @@ describe('flags-server on SIGTERM', () => {
       assert.equal(againCode, 0);
     } finally {
       await agent.close();
+      await probe.close();
       rmSync(dir, { recursive: true, force: true });
     }
   });
