@@ -382,6 +382,7 @@ describe('server API tokens', () => {
     const app = await buildApp(config, { db, logger: pino({ level: 'debug' }, sink) });
     const wrong = 'default:development.wrong-guess-0123456789';
     let created = '';
+    let inviteSecret = '';
     try {
       const answer = await app.inject({
         method: 'POST',
@@ -390,6 +391,26 @@ describe('server API tokens', () => {
         payload: { tokenName: 'fuzz', type: 'client', environment: 'development', projects: ['*'] },
       });
       created = (answer.json() as { secret?: string }).secret ?? '';
+      const invite = await app.inject({
+        method: 'POST',
+        url: '/api/admin/invite-link/tokens',
+        headers: admin,
+        payload: { name: 'fuzz', expiresAt: new Date(Date.now() + 3_600_000).toISOString() },
+      });
+      inviteSecret = (invite.json() as { secret?: string }).secret ?? '';
+      for (const [method, url, payload] of [
+        ['GET', `/invite/${inviteSecret}/validate`, undefined],
+        ['POST', `/invite/${inviteSecret}/signup`, '{"name":"x"}'],
+        ['GET', `/api/admin/invite-link/tokens/${inviteSecret}`, undefined],
+        ['PUT', `/api/admin/invite-link/tokens/${inviteSecret}`, '{"enabled":true}'],
+      ] as const) {
+        await app.inject({
+          method,
+          url,
+          headers: { ...admin, 'content-type': 'application/json' },
+          ...(payload === undefined ? {} : { payload }),
+        });
+      }
       for (const token of [
         ADMIN_TOKEN,
         DEV_TOKEN,
@@ -418,7 +439,9 @@ describe('server API tokens', () => {
       await app.close();
       await cleanup();
     }
-    const secrets = [ADMIN_TOKEN, DEV_TOKEN, PROD_TOKEN, wrong, created].filter((s) => s !== '');
+    const secrets = [ADMIN_TOKEN, DEV_TOKEN, PROD_TOKEN, wrong, created, inviteSecret].filter(
+      (s) => s !== '',
+    );
     // Configured client tokens may be logged masked (`*:development.test…`), never whole.
     const secretParts = secrets.map((secret) => secret.slice(secret.indexOf('.') + 1));
     const leaks = lines.filter((line) => secretParts.some((secret) => line.includes(secret)));
@@ -426,6 +449,7 @@ describe('server API tokens', () => {
       `server secrets in logs: ${lines.length} debug log lines written, ${leaks.length} contain a token`,
     );
     assert.ok(created.length > 20, 'a token was created');
+    assert.ok(inviteSecret.length > 20, 'a signup token was created');
     assert.ok(lines.length > 50, 'debug logging was on');
     assert.deepEqual(leaks, []);
   });

@@ -1,5 +1,6 @@
 import type { JsonSchemaToTsProvider } from '@fastify/type-provider-json-schema-to-ts';
 import type { FastifyInstance, FastifyRequest } from 'fastify';
+import { maskedSecretRequest } from '../../auth/masked-request.js';
 import type { Database } from '../../db/database.js';
 import { ApiError } from '../../errors.js';
 import { type ApiToken, newSecret, type TokenStore } from './token-store.js';
@@ -127,20 +128,11 @@ export function apiTokenRoutes(
       },
       onRequest: guard,
       // The path names a secret: request log lines show it masked.
-      logSerializers: { req: maskedTokenRequest },
+      logSerializers: { req: maskedSecretRequest },
     },
     async function adminDeleteToken(request, reply) {
       await store.delete(request.params.token);
       return reply.status(200).send();
     },
   );
-}
-
-function maskedTokenRequest(request: FastifyRequest) {
-  return {
-    method: request.method,
-    url: '/api/admin/api-tokens/…',
-    host: request.host,
-    remoteAddress: request.ip,
-  };
 }

@@ -8,6 +8,7 @@ import {
   userSchema,
 } from '@flags/schemas';
 import type { FastifyInstance, FastifyRequest } from 'fastify';
+import { maskedSecretRequest } from '../../auth/masked-request.js';
 import type { Database } from '../../db/database.js';
 import { ApiError } from '../../errors.js';
 import { hashPassword } from '../users/password.js';
@@ -130,6 +131,7 @@ export function signupTokenRoutes(
     '/api/admin/invite-link/tokens/:token',
     {
       onRequest: guard,
+      logSerializers: { req: maskedSecretRequest },
       schema: { params: tokenParams, response: { 200: publicSignupTokenSchema } },
     },
     async function adminGetSignupToken(request) {
@@ -143,6 +145,7 @@ export function signupTokenRoutes(
     '/api/admin/invite-link/tokens/:token',
     {
       onRequest: guard,
+      logSerializers: { req: maskedSecretRequest },
       preValidation: rejectUnknownProperties(publicSignupTokenUpdateSchema),
       schema: {
         params: tokenParams,
@@ -168,7 +171,7 @@ export function signupTokenRoutes(
 
   typed.get(
     '/invite/:token/validate',
-    { schema: { params: tokenParams } },
+    { schema: { params: tokenParams }, logSerializers: { req: maskedSecretRequest } },
     async function inviteValidate(request, reply) {
       const token = await getSignupToken(db, request.params.token);
       if (!token) throw notFound();
@@ -180,6 +183,7 @@ export function signupTokenRoutes(
   typed.post(
     '/invite/:token/signup',
     {
+      logSerializers: { req: maskedSecretRequest },
       preValidation: rejectUnknownProperties(createInvitedUserSchema),
       schema: { params: tokenParams, body: createInvitedUserSchema, response: { 201: userSchema } },
     },
