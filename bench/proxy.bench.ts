@@ -2,7 +2,9 @@
 // node:http server, each in its own child process, all on one fake upstream serving 200 realistic
 // flags. autocannon (in this process: 32 connections, ~10 s per run) cycles GET /proxy and
 // POST /proxy through 500 distinct contexts, alternating ours and the reference over 2 rounds,
-// and prints req/s, p50/p99 latency, peak RSS and the ratios.
+// and prints req/s, p50/p99 latency, server CPU µs per request, peak RSS and the ratios. CPU per
+// request (the child's user + system time over the responses it sent) depends far less on other
+// load on the machine than req/s does.
 import { type ChildProcess, spawn, spawnSync } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
@@ -16,6 +18,8 @@ const DURATION_S = Number(process.env.BENCH_DURATION_S ?? 10);
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 2);
 const CONNECTIONS = 32;
 const ROOT = fileURLToPath(new URL('..', import.meta.url));
+/** Kernel clock ticks per second (`getconf CLK_TCK`), the unit of /proc CPU times. */
+const CLOCK_TICKS = Number(spawnSync('getconf', ['CLK_TCK'], { encoding: 'utf8' }).stdout) || 100;
 
 type Role = 'ours' | 'reference' | 'bare';
 
@@ -86,6 +90,14 @@ function startChild(role: Role, upstreamUrl: string, bodyBytes = 0): Promise<Chi
   });
 }
 
+/** User + system CPU time a process has used so far (Linux /proc/<pid>/stat), µs. */
+function cpuMicros(pid: number | undefined): number {
+  const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+  // Fields after the parenthesised command name; utime and stime are the 12th and 13th of them.
+  const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+  return ((Number(fields[11]) + Number(fields[12])) * 1e6) / CLOCK_TICKS;
+}
+
 /** Peak resident set size of a process so far (Linux VmHWM), MB. */
 function peakRssMb(pid: number | undefined): number {
   const status = readFileSync(`/proc/${pid}/status`, 'utf8');
@@ -120,12 +132,15 @@ interface Measure {
   readonly rps: number;
   readonly p50: number;
   readonly p99: number;
+  /** Server CPU time per response, µs. */
+  readonly cpu: number;
   readonly errors: number;
 }
 
-async function load(base: string, scenario: Scenario): Promise<Measure> {
+async function load(child: Child, scenario: Scenario): Promise<Measure> {
+  const cpuBefore = cpuMicros(child.process.pid);
   const result = await autocannon({
-    url: base,
+    url: child.base,
     connections: CONNECTIONS,
     duration: DURATION_S,
     requests: requests(scenario),
@@ -134,6 +149,7 @@ async function load(base: string, scenario: Scenario): Promise<Measure> {
     rps: result.requests.average,
     p50: result.latency.p50,
     p99: result.latency.p99,
+    cpu: (cpuMicros(child.process.pid) - cpuBefore) / Math.max(1, result['2xx'] + result.non2xx),
     errors: result.errors + result.timeouts + result.non2xx,
   };
 }
@@ -145,6 +161,7 @@ function average(values: readonly Measure[]): Measure {
     rps: mean((m) => m.rps),
     p50: mean((m) => m.p50),
     p99: mean((m) => m.p99),
+    cpu: mean((m) => m.cpu),
     errors: mean((m) => m.errors),
   };
 }
@@ -172,7 +189,7 @@ async function bench(): Promise<void> {
   const record = (key: string, measure: Measure) => {
     runs.set(key, [...(runs.get(key) ?? []), measure]);
     console.log(
-      `  ${key.padEnd(16)} ${measure.rps.toFixed(0).padStart(8)} req/s  p50 ${measure.p50} ms  p99 ${measure.p99} ms${measure.errors ? `  errors ${measure.errors}` : ''}`,
+      `  ${key.padEnd(16)} ${measure.rps.toFixed(0).padStart(8)} req/s  p50 ${measure.p50} ms  p99 ${measure.p99} ms  CPU ${measure.cpu.toFixed(0)} µs/req${measure.errors ? `  errors ${measure.errors}` : ''}`,
     );
   };
   for (let round = 1; round <= ROUNDS; round++) {
@@ -189,9 +206,9 @@ async function bench(): Promise<void> {
               ['ours', ours],
             ];
       for (const [name, child] of order as Array<[string, Child]>)
-        record(`${name} ${scenario}`, await load(child.base, scenario));
+        record(`${name} ${scenario}`, await load(child, scenario));
     }
-    record('bare GET', await load(bare.base, 'GET'));
+    record('bare GET', await load(bare, 'GET'));
   }
 
   const rss = {
@@ -199,7 +216,9 @@ async function bench(): Promise<void> {
     reference: peakRssMb(reference.process.pid),
     bare: peakRssMb(bare.process.pid),
   };
-  const rows: string[][] = [['scenario', 'server', 'req/s', 'p50 ms', 'p99 ms', 'peak RSS MB']];
+  const rows: string[][] = [
+    ['scenario', 'server', 'req/s', 'p50 ms', 'p99 ms', 'CPU µs/req', 'peak RSS MB'],
+  ];
   const summary: Record<string, Measure> = {};
   for (const [key, measures] of runs) summary[key] = average(measures);
   for (const key of Object.keys(summary)) {
@@ -211,6 +230,7 @@ async function bench(): Promise<void> {
       m.rps.toFixed(0),
       m.p50.toFixed(1),
       m.p99.toFixed(1),
+      m.cpu.toFixed(0),
       rss[server].toFixed(0),
     ]);
   }
@@ -225,13 +245,13 @@ async function bench(): Promise<void> {
     const mine = summary[`ours ${scenario}`] as Measure;
     const theirs = summary[`reference ${scenario}`] as Measure;
     console.log(
-      `  ${scenario.padEnd(4)} req/s ${(mine.rps / theirs.rps).toFixed(1)}×   p99 1/${(theirs.p99 / Math.max(mine.p99, 0.001)).toFixed(1)}`,
+      `  ${scenario.padEnd(4)} req/s ${(mine.rps / theirs.rps).toFixed(1)}×   p99 1/${(theirs.p99 / Math.max(mine.p99, 0.001)).toFixed(1)}   CPU per request 1/${(theirs.cpu / Math.max(mine.cpu, 0.001)).toFixed(1)}`,
     );
   }
   console.log(`  RSS  ${(rss.ours / rss.reference).toFixed(2)} of the reference's peak`);
   const bareGet = summary['bare GET'] as Measure;
   console.log(
-    `  ours GET = ${((summary['ours GET'] as Measure).rps / bareGet.rps).toFixed(2)} of a bare node:http server (${bareGet.rps.toFixed(0)} req/s)`,
+    `  ours GET = ${((summary['ours GET'] as Measure).rps / bareGet.rps).toFixed(2)} of a bare node:http server (${bareGet.rps.toFixed(0)} req/s, ${bareGet.cpu.toFixed(0)} µs CPU per request)`,
   );
 
   for (const child of [ours, reference, bare]) child.process.kill('SIGTERM');

@@ -1,5 +1,3 @@
-import swagger from '@fastify/swagger';
-import swaggerUi from '@fastify/swagger-ui';
 import type { FastifyInstance } from 'fastify';
 import type { ProxyConfig } from './config/load.js';
 import { PROXY_VERSION } from './sync/upstream.js';
@@ -24,6 +22,11 @@ declare module 'fastify/types/context.js' {
  */
 export async function registerOpenApi(app: FastifyInstance, config: ProxyConfig): Promise<void> {
   const base = config.proxyBasePath;
+  // Loaded only when enabled: the document generator and UI assets cost memory otherwise.
+  const [{ default: swagger }, { default: swaggerUi }] = await Promise.all([
+    import('@fastify/swagger'),
+    import('@fastify/swagger-ui'),
+  ]);
   await app.register(swagger, {
     openapi: {
       openapi: '3.0.3',

@@ -18,6 +18,12 @@ let nextFragmentId = 1;
  */
 export class CompiledState {
   private readonly fragments = new Map<Evaluation, Fragment>();
+  /**
+   * Per flag position, the results seen so far and their fragments side by side: a flag has only a
+   * few interned results, so a short scan of one small array finds the fragment without hashing
+   * into the Map (which, on a busy server, costs cache misses on every flag).
+   */
+  private readonly seen: Array<Array<Evaluation | Fragment> | undefined> = [];
   private clientFeaturesBody: string | undefined;
 
   constructor(
@@ -37,6 +43,22 @@ export class CompiledState {
       fragment = { json, bytes: Buffer.from(json, 'utf8'), id: nextFragmentId++ };
       this.fragments.set(result, fragment);
     }
+    return fragment;
+  }
+
+  /** `fragment(result)` for the result of the flag at position `index` of `snapshot.names`. */
+  fragmentAt(index: number, result: Evaluation): Fragment {
+    let seen = this.seen[index];
+    if (seen !== undefined) {
+      for (let i = 0; i < seen.length; i += 2) {
+        if (seen[i] === result) return seen[i + 1] as Fragment;
+      }
+    } else {
+      seen = [];
+      this.seen[index] = seen;
+    }
+    const fragment = this.fragment(result);
+    seen.push(result, fragment);
     return fragment;
   }
 

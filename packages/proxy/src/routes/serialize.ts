@@ -28,6 +28,28 @@ function etagOf(h1: number, h2: number, count: number): string {
 const parts: Buffer[] = [];
 
 /**
+ * Bodies are carved out of shared slabs, the way Node pools small Buffers: a view costs far less
+ * than a fresh ArrayBuffer per response (allocation, external-memory accounting, GC finalisation).
+ * A slab is only ever written ahead of its last body, so bodies still queued on a socket stay
+ * intact; a full slab is dropped and freed once its last body is.
+ */
+const SLAB_BYTES = 1 << 20;
+let slab = Buffer.allocUnsafeSlow(SLAB_BYTES);
+let slabOffset = 0;
+
+function allocateBody(length: number): Buffer {
+  if (length > SLAB_BYTES >>> 2) return Buffer.allocUnsafeSlow(length);
+  if (slabOffset + length > SLAB_BYTES) {
+    slab = Buffer.allocUnsafeSlow(SLAB_BYTES);
+    slabOffset = 0;
+  }
+  const body = slab.subarray(slabOffset, slabOffset + length);
+  // Keep the next body 8-byte aligned.
+  slabOffset = (slabOffset + length + 7) & ~7;
+  return body;
+}
+
+/**
  * `{"toggles":[...]}` of the results that are enabled (or of all, with `all`), copied together
  * from the cached UTF-8 bytes of each result: no string building, length scan or encoding.
  */
@@ -45,7 +67,7 @@ export function renderEvaluations(
   for (let i = 0; i < results.length; i++) {
     const result = results[i] as Evaluation;
     if (!all && !result.enabled) continue;
-    const fragment = compiled.fragment(result);
+    const fragment = compiled.fragmentAt(i, result);
     parts.push(fragment.bytes);
     length += fragment.bytes.length;
     h1 = Math.imul(h1 ^ fragment.id, FNV_PRIME);
@@ -53,7 +75,7 @@ export function renderEvaluations(
     count++;
   }
   if (count > 1) length += count - 1;
-  const body = Buffer.allocUnsafe(length);
+  const body = allocateBody(length);
   let offset = body.write(PREFIX, 0, 'latin1');
   for (let i = 0; i < count; i++) {
     if (i > 0) body[offset++] = COMMA;

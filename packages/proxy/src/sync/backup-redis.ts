@@ -1,5 +1,5 @@
 import type { ClientFeatures } from '@flags/schemas';
-import { Redis } from 'ioredis';
+import type { Redis } from 'ioredis';
 import type { Logger, StorageProvider } from '../config/options.js';
 
 /**
@@ -8,35 +8,42 @@ import type { Logger, StorageProvider } from '../config/options.js';
  * logged by the caller and never stops the proxy (commands fail fast instead of queueing).
  */
 export class RedisBackup implements StorageProvider {
-  private readonly client: Redis;
+  /** Created on first use: ioredis (~20 MB resident) is only loaded by proxies that use it. */
+  private client: Promise<Redis> | undefined;
   private warned = false;
 
   constructor(
-    url: URL | string,
+    private readonly url: URL | string,
     private readonly prefix: string,
-    log: Logger,
-  ) {
-    this.client = new Redis(String(url), {
+    private readonly log: Logger,
+  ) {}
+
+  private async create(): Promise<Redis> {
+    const { Redis } = await import('ioredis');
+    const client = new Redis(String(this.url), {
       lazyConnect: true,
       maxRetriesPerRequest: 1,
       connectTimeout: 2000,
       // Give up reconnecting after a few tries; the next command connects again.
       retryStrategy: (times) => (times > 3 ? null : Math.min(times * 200, 1000)),
     });
-    this.client.on('error', (error: Error) => {
+    client.on('error', (error: Error) => {
       if (this.warned) return;
       this.warned = true;
-      log.warn({ err: error.message }, 'backup Redis connection problem');
+      this.log.warn({ err: error.message }, 'backup Redis connection problem');
     });
-    this.client.on('ready', () => {
+    client.on('ready', () => {
       this.warned = false;
     });
+    return client;
   }
 
   private async connected(): Promise<Redis> {
-    const status = this.client.status;
-    if (status === 'wait' || status === 'end' || status === 'close') await this.client.connect();
-    return this.client;
+    this.client ??= this.create();
+    const client = await this.client;
+    const status = client.status;
+    if (status === 'wait' || status === 'end' || status === 'close') await client.connect();
+    return client;
   }
 
   async get(key: string): Promise<ClientFeatures | undefined> {
@@ -50,10 +57,12 @@ export class RedisBackup implements StorageProvider {
 
   /** Closes the connection (on app close). */
   async close(): Promise<void> {
-    if (this.client.status === 'wait' || this.client.status === 'end') {
-      this.client.disconnect();
+    if (this.client === undefined) return;
+    const client = await this.client;
+    if (client.status === 'wait' || client.status === 'end') {
+      client.disconnect();
       return;
     }
-    await this.client.quit().catch(() => this.client.disconnect());
+    await client.quit().catch(() => client.disconnect());
   }
 }
