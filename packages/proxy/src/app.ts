@@ -38,6 +38,13 @@ export interface AppDeps {
 
 const NOT_READY = 'Not Ready';
 
+declare module 'fastify' {
+  interface FastifyRequest {
+    /** `performance.now()` when the request arrived (duration histogram). */
+    startedAt: number;
+  }
+}
+
 function isJsonType(contentType: string): boolean {
   const type = contentType.split(';', 1)[0]?.trim().toLowerCase() ?? '';
   return (
@@ -70,7 +77,10 @@ export async function buildApp(config: ProxyConfig, deps: AppDeps): Promise<Fast
 
   // The API description is served before the first sync too (it does not depend on flags).
   const docsPrefix = config.enableOAS ? `${config.proxyBasePath}/docs/` : undefined;
+  // Start of each request for the duration histogram; declared so every request has the field.
+  app.decorateRequest('startedAt', 0);
   app.addHook('onRequest', function readiness(request, reply, done) {
+    request.startedAt = performance.now();
     if (
       state.ready ||
       request.method === 'OPTIONS' ||
@@ -102,9 +112,11 @@ export async function buildApp(config: ProxyConfig, deps: AppDeps): Promise<Fast
   });
 
   const metrics = new ProxyMetrics(state, deps.clock ?? { lastCheckMs: 0 });
-  app.addHook('onResponse', function recordDuration(request, reply, done) {
-    metrics.observe(request, reply);
-    done();
+  // Observed when the answer is handed to Node (onSend), not in onResponse: any onResponse hook
+  // makes Fastify add and remove two listeners per response, which cost ~25% of a fast request.
+  app.addHook('onSend', function recordDuration(request, reply, payload, done) {
+    metrics.observe(request, reply, performance.now() - request.startedAt);
+    done(null, payload);
   });
   if (config.enableOAS) await registerOpenApi(app, config);
 

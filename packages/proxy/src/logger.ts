@@ -1,5 +1,6 @@
+import { createRequire } from 'node:module';
 import { pino } from 'pino';
-import pretty from 'pino-pretty';
+import type pinoPretty from 'pino-pretty';
 import type { ProxyConfig } from './config/load.js';
 import type { Logger } from './config/options.js';
 
@@ -17,6 +18,8 @@ export function createLogger(
     redact: ['authorization', 'flagsApiToken', 'clientKeys', 'headers.authorization'],
   };
   if (config.useJsonLogger) return pino(options);
+  // Loaded only for readable lines: JSON-logging proxies do not carry the formatter in memory.
+  const pretty = createRequire(import.meta.url)('pino-pretty') as typeof pinoPretty;
   return pino(
     options,
     pretty({ colorize: false, sync: true, translateTime: 'SYS:standard', ignore: 'pid,hostname' }),

@@ -55,8 +55,8 @@ export class ProxyMetrics {
     collectDefaultMetrics({ register: this.registry });
   }
 
-  /** `onResponse` hook: records `reply.elapsedTime` under the route pattern (bounded labels). */
-  observe(request: FastifyRequest, reply: FastifyReply): void {
+  /** Records a request's duration (`ms`) under its route pattern (bounded labels) and status. */
+  observe(request: FastifyRequest, reply: FastifyReply, ms: number): void {
     const route = request.routeOptions.url ?? '(unmatched)';
     const method = request.method;
     const status = reply.statusCode;
@@ -72,6 +72,6 @@ export class ProxyMetrics {
       observe = (seconds) => child.observe(seconds);
       byStatus[status] = observe;
     }
-    observe(reply.elapsedTime / 1000);
+    observe(ms / 1000);
   }
 }
