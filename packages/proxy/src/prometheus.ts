@@ -1,5 +1,12 @@
 import type { FastifyReply, FastifyRequest } from 'fastify';
-import { Counter, collectDefaultMetrics, Gauge, Histogram, Registry } from 'prom-client';
+import {
+  Counter,
+  collectDefaultMetrics,
+  Gauge,
+  type Metric,
+  type MetricValueWithName,
+  Registry,
+} from 'prom-client';
 import type { ProxyState } from './state.js';
 
 /** Where the poller reports its last successful upstream check (200 or 304), epoch ms. */
@@ -9,7 +16,105 @@ export interface FetchClock {
 
 const DURATION_BUCKETS = [0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5];
 
-type Observe = (seconds: number) => void;
+/** The counts of one (route, method, status) series. */
+interface Series {
+  readonly labels: Readonly<Record<'route' | 'method' | 'status', string>>;
+  /** Observations per bucket (not cumulative); the last slot is above every bound. */
+  readonly counts: Float64Array;
+  sum: number;
+  count: number;
+}
+
+type Sample = MetricValueWithName<string> & { readonly sharedLabels: Series['labels'] };
+
+/**
+ * `flags_proxy_http_request_duration_seconds`, kept in typed arrays and exposed through the
+ * registry with prom-client's histogram layout. prom-client's own `observe` validates and hashes
+ * the labels and keys buckets by float on every call; here a request costs a bucket scan and three
+ * additions.
+ */
+class DurationHistogram {
+  readonly name = 'flags_proxy_http_request_duration_seconds';
+  readonly help = 'Time to answer HTTP requests, by route, method and status.';
+  readonly type = 'histogram';
+  readonly aggregator = 'sum';
+  private readonly series: Series[] = [];
+
+  /** A new series; the caller keeps it (label sets are bounded: routes × methods × statuses). */
+  add(route: string, method: string, status: string): Series {
+    const series: Series = {
+      labels: { route, method, status },
+      counts: new Float64Array(DURATION_BUCKETS.length + 1),
+      sum: 0,
+      count: 0,
+    };
+    this.series.push(series);
+    return series;
+  }
+
+  /** What `Registry.metrics()` prints: cumulative buckets, `+Inf`, `_sum` and `_count`. */
+  getForPromString() {
+    const values: Sample[] = [];
+    for (const series of this.series) {
+      const shared = series.labels;
+      let cumulative = 0;
+      for (let i = 0; i < DURATION_BUCKETS.length; i++) {
+        cumulative += series.counts[i] as number;
+        values.push({
+          labels: { le: DURATION_BUCKETS[i] as number },
+          sharedLabels: shared,
+          value: cumulative,
+          metricName: `${this.name}_bucket`,
+        });
+      }
+      values.push(
+        {
+          labels: { le: '+Inf' },
+          sharedLabels: shared,
+          value: series.count,
+          metricName: `${this.name}_bucket`,
+        },
+        { labels: {}, sharedLabels: shared, value: series.sum, metricName: `${this.name}_sum` },
+        { labels: {}, sharedLabels: shared, value: series.count, metricName: `${this.name}_count` },
+      );
+    }
+    return {
+      name: this.name,
+      help: this.help,
+      type: this.type,
+      values,
+      aggregator: this.aggregator,
+    };
+  }
+
+  /** The JSON form (`Registry.getMetricsAsJSON`): labels merged as prom-client does. */
+  get() {
+    const data = this.getForPromString();
+    return {
+      ...data,
+      values: data.values.map(({ sharedLabels, labels, ...rest }) => ({
+        ...rest,
+        labels: { ...sharedLabels, ...labels },
+      })),
+    };
+  }
+
+  reset(): void {
+    for (const series of this.series) {
+      series.counts.fill(0);
+      series.sum = 0;
+      series.count = 0;
+    }
+  }
+}
+
+function observeInto(series: Series, seconds: number): void {
+  let i = 0;
+  while (i < DURATION_BUCKETS.length && seconds > (DURATION_BUCKETS[i] as number)) i++;
+  series.counts[i] = (series.counts[i] as number) + 1;
+  series.sum += seconds;
+  series.count++;
+}
 
 /**
  * The proxy's Prometheus metrics in a registry of its own (several proxies in one process do not
@@ -18,9 +123,9 @@ type Observe = (seconds: number) => void;
  */
 export class ProxyMetrics {
   readonly registry = new Registry();
-  private readonly duration: Histogram<'route' | 'method' | 'status'>;
-  /** One bound observer per route, method and status: no label hashing per request. */
-  private readonly observers = new Map<string, Observe[]>();
+  private readonly duration = new DurationHistogram();
+  /** The series of each route and method, indexed by status: no label hashing per request. */
+  private readonly byRoute = new Map<string, Series[]>();
 
   constructor(state: ProxyState, clock: FetchClock) {
     const registers = [this.registry];
@@ -45,13 +150,8 @@ export class ProxyMetrics {
         this.set(clock.lastCheckMs);
       },
     });
-    this.duration = new Histogram({
-      name: 'flags_proxy_http_request_duration_seconds',
-      help: 'Time to answer HTTP requests, by route, method and status.',
-      labelNames: ['route', 'method', 'status'],
-      buckets: DURATION_BUCKETS,
-      registers,
-    });
+    // A metric object of its own that the registry prints like a prom-client histogram.
+    this.registry.registerMetric(this.duration as unknown as Metric);
     collectDefaultMetrics({ register: this.registry });
   }
 
@@ -61,17 +161,16 @@ export class ProxyMetrics {
     const method = request.method;
     const status = reply.statusCode;
     const key = `${method} ${route}`;
-    let byStatus = this.observers.get(key);
+    let byStatus = this.byRoute.get(key);
     if (byStatus === undefined) {
       byStatus = [];
-      this.observers.set(key, byStatus);
+      this.byRoute.set(key, byStatus);
     }
-    let observe = byStatus[status];
-    if (observe === undefined) {
-      const child = this.duration.labels({ route, method, status: String(status) });
-      observe = (seconds) => child.observe(seconds);
-      byStatus[status] = observe;
+    let series = byStatus[status];
+    if (series === undefined) {
+      series = this.duration.add(route, method, String(status));
+      byStatus[status] = series;
     }
-    observe(ms / 1000);
+    observeInto(series, ms / 1000);
   }
 }
