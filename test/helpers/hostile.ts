@@ -434,3 +434,73 @@ export function rawRequest(port: number, raw: string | Buffer): Promise<RawAnswe
     socket.write(raw);
   });
 }
+
+/** One generated request, as `app.inject` takes it. */
+export interface GeneratedRequest {
+  readonly method: string;
+  readonly url: string;
+  readonly headers: Record<string, string>;
+  readonly payload: string | undefined;
+}
+
+interface Injectable {
+  inject(options: {
+    method: 'GET';
+    url: string;
+    headers: Record<string, string>;
+    payload?: string;
+  }): Promise<{ statusCode: number; body: string }>;
+}
+
+export interface FuzzResult {
+  /** At most 20 descriptions of answers `check` refused. */
+  readonly problems: string[];
+  readonly growthMb: number;
+  /** One printable line: requests, time, status counts, heap before and after. */
+  readonly summary: string;
+}
+
+/**
+ * Sends `count` generated requests through `app.inject`, checks each answer, and measures the
+ * heap after GC once 500 requests have warmed the app up and again at the end.
+ */
+export async function fuzzInject(
+  app: Injectable,
+  count: number,
+  next: () => GeneratedRequest,
+  check: (request: GeneratedRequest, status: number, body: string) => string | undefined,
+): Promise<FuzzResult> {
+  const statuses = new Map<number, number>();
+  const problems: string[] = [];
+  const run = async (n: number) => {
+    for (let i = 0; i < n; i++) {
+      const request = next();
+      const answer = await app.inject({
+        method: request.method as 'GET',
+        url: request.url,
+        headers: request.headers,
+        ...(request.payload === undefined ? {} : { payload: request.payload }),
+      });
+      statuses.set(answer.statusCode, (statuses.get(answer.statusCode) ?? 0) + 1);
+      const problem = check(request, answer.statusCode, answer.body);
+      if (problem !== undefined && problems.length < 20) {
+        problems.push(
+          `${problem} ← ${request.method} ${request.url.slice(0, 200)} ${String(request.payload).slice(0, 300)}`,
+        );
+      }
+    }
+  };
+  const started = Date.now();
+  await run(500);
+  const baseline = await heapAfterGc();
+  await run(count - 500);
+  const end = await heapAfterGc();
+  const seconds = (Date.now() - started) / 1000;
+  const growthMb = (end - baseline) / 2 ** 20;
+  const summary =
+    `${count} requests in ${seconds.toFixed(1)} s; statuses ` +
+    `${JSON.stringify(Object.fromEntries([...statuses].sort((a, b) => a[0] - b[0])))}; ` +
+    `heap after GC ${(baseline / 2 ** 20).toFixed(1)} → ${(end / 2 ** 20).toFixed(1)} MB ` +
+    `(${growthMb >= 0 ? '+' : ''}${growthMb.toFixed(1)} MB)`;
+  return { problems, growthMb, summary };
+}

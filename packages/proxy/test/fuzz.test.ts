@@ -8,8 +8,9 @@ import { pino } from 'pino';
 import {
   abandonedRequest,
   assertNoPollution,
+  fuzzInject,
+  type GeneratedRequest,
   Hostile,
-  heapAfterGc,
   isErrorBody,
   percent,
   prototypeKeys,
@@ -62,12 +63,7 @@ after(async () => {
   await upstream.stop();
 });
 
-interface Generated {
-  readonly method: string;
-  readonly url: string;
-  readonly headers: Record<string, string>;
-  readonly payload: string | undefined;
-}
+type Generated = GeneratedRequest;
 
 const PATHS = [
   '/proxy',
@@ -160,38 +156,9 @@ function checkAnswer(request: Generated, status: number, body: string): string |
 describe('proxy fuzz', () => {
   it(`answers ${REQUESTS} generated hostile requests without a 5xx, a crash, pollution or a leak`, async () => {
     const h = new Hostile(SEED);
-    const statuses = new Map<number, number>();
-    const problems: string[] = [];
-    const run = async (count: number) => {
-      for (let i = 0; i < count; i++) {
-        const request = generate(h);
-        const answer = await proxy.app.inject({
-          method: request.method as 'GET',
-          url: request.url,
-          headers: request.headers,
-          ...(request.payload === undefined ? {} : { payload: request.payload }),
-        });
-        statuses.set(answer.statusCode, (statuses.get(answer.statusCode) ?? 0) + 1);
-        const problem = checkAnswer(request, answer.statusCode, answer.body);
-        if (problem !== undefined && problems.length < 20) {
-          problems.push(
-            `${problem} ← ${request.method} ${request.url.slice(0, 200)} ${String(request.payload).slice(0, 200)}`,
-          );
-        }
-      }
-    };
-    const started = Date.now();
-    await run(500);
-    const baseline = await heapAfterGc();
-    await run(REQUESTS - 500);
-    const end = await heapAfterGc();
-    const seconds = (Date.now() - started) / 1000;
-    const growthMb = (end - baseline) / 2 ** 20;
-    console.log(
-      `proxy fuzz (seed ${SEED}): ${REQUESTS} requests in ${seconds.toFixed(1)} s; statuses ` +
-        `${JSON.stringify(Object.fromEntries([...statuses].sort((a, b) => a[0] - b[0])))}; ` +
-        `heap after GC ${(baseline / 2 ** 20).toFixed(1)} → ${(end / 2 ** 20).toFixed(1)} MB (${growthMb >= 0 ? '+' : ''}${growthMb.toFixed(1)} MB)`,
-    );
+    const result = await fuzzInject(proxy.app, REQUESTS, () => generate(h), checkAnswer);
+    console.log(`proxy fuzz (seed ${SEED}): ${result.summary}`);
+    const { problems, growthMb } = result;
     assert.deepEqual(problems, []);
     assertNoPollution(prototypesBefore);
     assert.ok(growthMb < 16, `heap grew by ${growthMb.toFixed(1)} MB`);

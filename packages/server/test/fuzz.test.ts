@@ -9,8 +9,9 @@ import { pino } from 'pino';
 import {
   abandonedRequest,
   assertNoPollution,
+  fuzzInject,
+  type GeneratedRequest,
   Hostile,
-  heapAfterGc,
   isErrorBody,
   percent,
   prototypeKeys,
@@ -42,12 +43,7 @@ const IMPORT_LIMIT = 256 * 1024;
 const prototypesBefore = prototypeKeys();
 const fixtureText = readFileSync(new URL('./fixtures/import-basic.json', import.meta.url), 'utf8');
 
-interface Generated {
-  readonly method: string;
-  readonly url: string;
-  readonly headers: Record<string, string>;
-  readonly payload: string | undefined;
-}
+type Generated = GeneratedRequest;
 
 /** The import fixture with one part replaced, removed, or a poisonous key slipped in. */
 function mutatedImport(h: Hostile): string {
@@ -217,38 +213,9 @@ for (const backend of backends) {
 
     it(`answers ${requests} generated hostile requests without a 5xx, a crash, pollution or a leak`, async () => {
       const h = new Hostile(SEED);
-      const statuses = new Map<number, number>();
-      const problems: string[] = [];
-      const run = async (count: number) => {
-        for (let i = 0; i < count; i++) {
-          const request = generate(h);
-          const answer = await app.inject({
-            method: request.method as 'GET',
-            url: request.url,
-            headers: request.headers,
-            ...(request.payload === undefined ? {} : { payload: request.payload }),
-          });
-          statuses.set(answer.statusCode, (statuses.get(answer.statusCode) ?? 0) + 1);
-          const problem = checkAnswer(request, answer.statusCode, answer.body);
-          if (problem !== undefined && problems.length < 20) {
-            problems.push(
-              `${problem} ← ${request.method} ${request.url.slice(0, 200)} ${String(request.payload).slice(0, 300)}`,
-            );
-          }
-        }
-      };
-      const started = Date.now();
-      await run(500);
-      const baseline = await heapAfterGc();
-      await run(requests - 500);
-      const end = await heapAfterGc();
-      const seconds = (Date.now() - started) / 1000;
-      const growthMb = (end - baseline) / 2 ** 20;
-      console.log(
-        `server fuzz on ${backend.name} (seed ${SEED}): ${requests} requests in ${seconds.toFixed(1)} s; statuses ` +
-          `${JSON.stringify(Object.fromEntries([...statuses].sort((a, b) => a[0] - b[0])))}; ` +
-          `heap after GC ${(baseline / 2 ** 20).toFixed(1)} → ${(end / 2 ** 20).toFixed(1)} MB (${growthMb >= 0 ? '+' : ''}${growthMb.toFixed(1)} MB)`,
-      );
+      const result = await fuzzInject(app, requests, () => generate(h), checkAnswer);
+      console.log(`server fuzz on ${backend.name} (seed ${SEED}): ${result.summary}`);
+      const { problems, growthMb } = result;
       assert.deepEqual(problems, []);
       assertNoPollution(prototypesBefore);
       assert.ok(growthMb < 24, `heap grew by ${growthMb.toFixed(1)} MB`);
