@@ -8,7 +8,14 @@ import {
   type SharedEnvironment,
 } from './compile/feature.js';
 import { compileSegments } from './compile/segment.js';
-import type { CompileOptions, Context, CustomStrategy, Evaluation, Snapshot } from './types.js';
+import type {
+  CompileOptions,
+  Context,
+  CustomStrategy,
+  Evaluation,
+  EvaluationVisitor,
+  Snapshot,
+} from './types.js';
 
 interface Entry {
   readonly flag: CompiledFlag;
@@ -69,6 +76,16 @@ class CompiledSnapshot implements Snapshot {
       endEvaluation(outer);
     }
     return out;
+  }
+
+  evaluateEach(context: Context, visitor: EvaluationVisitor): void {
+    const entries = this.entries;
+    const outer = beginEvaluation();
+    try {
+      for (let i = 0; i < entries.length; i++) visitor.visit(i, run(entries[i]!, context));
+    } finally {
+      endEvaluation(outer);
+    }
   }
 }
 

@@ -71,6 +71,16 @@ export interface Snapshot {
   evaluate(name: string, context: Context): Evaluation | undefined;
   /** Every flag, in payload order. Never throws. */
   evaluateAll(context: Context): Evaluation[];
+  /**
+   * Every flag, in payload order, handed to `visitor.visit(index, result)` (index into `names`)
+   * instead of collected into a list. Evaluation never throws; what `visit` throws propagates.
+   */
+  evaluateEach(context: Context, visitor: EvaluationVisitor): void;
+}
+
+/** Receives the results of `Snapshot.evaluateEach` one by one. */
+export interface EvaluationVisitor {
+  visit(index: number, result: Evaluation): void;
 }
 
 export type { Context };

@@ -36,6 +36,53 @@ describe('snapshot', () => {
     assert.equal(snapshot.evaluate('flag-9995', { userId: 'user-6' })?.enabled, false); // switched off
   });
 
+  it('evaluateEach visits the results of evaluateAll, with their positions', () => {
+    const features: ClientFeature[] = Array.from({ length: 50 }, (_, i) => ({
+      name: `flag-${i}`,
+      enabled: i % 4 !== 0,
+      strategies: [
+        {
+          name: 'flexibleRollout',
+          parameters: { rollout: '50', stickiness: 'userId', groupId: `flag-${i}` },
+        },
+      ],
+      variants: i % 3 === 0 ? [{ name: 'blue', weight: 1000, stickiness: 'userId' }] : [],
+    }));
+    const snapshot = compile(payload(features));
+    for (const userId of ['a', 'b', 'c', 'd']) {
+      const visited: Evaluation[] = [];
+      snapshot.evaluateEach(
+        { userId },
+        {
+          visit(index, result) {
+            assert.equal(index, visited.length);
+            visited.push(result);
+          },
+        },
+      );
+      const all = snapshot.evaluateAll({ userId });
+      assert.equal(visited.length, 50);
+      assert.deepEqual(visited, all);
+      for (let i = 0; i < all.length; i++) assert.equal(visited[i], all[i]);
+    }
+    assert.ok(
+      snapshot.evaluateAll({ userId: 'a' }).some((result) => result.enabled) &&
+        snapshot.evaluateAll({ userId: 'a' }).some((result) => !result.enabled),
+    );
+    assert.throws(
+      () =>
+        snapshot.evaluateEach(
+          {},
+          {
+            visit() {
+              throw new Error('from the visitor');
+            },
+          },
+        ),
+      /from the visitor/,
+    );
+  });
+
   it('reuses interned, frozen results across calls', () => {
     const snapshot = compile(
       payload([

@@ -69,7 +69,11 @@ export async function createProxy(
   });
   const reporter = new MetricsReporter(config, usage, dispatcher, log);
   // Evaluations are counted from the moment a snapshot exists (usage metrics on only).
-  if (reporter.enabled) state.onUpdate((compiled) => usage.attach(compiled.snapshot));
+  if (reporter.enabled) {
+    state.onUpdate((compiled) => {
+      compiled.usage = usage.attach(compiled.snapshot);
+    });
+  }
   // The file and Redis providers are ours to close; an in-code provider belongs to its caller.
   const storage = tracked(storageOf(config, log), config.storageProvider === undefined);
   const onClose = async () => {

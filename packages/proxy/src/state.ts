@@ -1,6 +1,7 @@
 import { hostname } from 'node:os';
 import { type CompileOptions, compile, type Evaluation, type Snapshot } from '@flags/engine';
 import type { ClientFeatures } from '@flags/schemas';
+import type { EvaluationCounter } from './usage/aggregator.js';
 
 /** One result's serialized JSON and a small id that stands for it in ETags. */
 export interface Fragment {
@@ -25,6 +26,8 @@ export class CompiledState {
    */
   private readonly seen: Array<Array<Evaluation | Fragment> | undefined> = [];
   private clientFeaturesBody: string | undefined;
+  /** Counts the results of `snapshot.evaluateEach` when usage metrics are on. */
+  usage: EvaluationCounter | undefined;
 
   constructor(
     readonly snapshot: Snapshot,

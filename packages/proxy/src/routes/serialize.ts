@@ -1,7 +1,8 @@
-import type { Evaluation } from '@flags/engine';
+import type { Evaluation, EvaluationVisitor } from '@flags/engine';
 import type { Context } from '@flags/schemas';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { type CompiledState, toggleJson } from '../state.js';
+import type { EvaluationCounter } from '../usage/aggregator.js';
 
 /** A response body and its weak validator. */
 export interface Rendered {
@@ -23,9 +24,6 @@ const FNV_PRIME = 0x01000193;
 function etagOf(h1: number, h2: number, count: number): string {
   return `W/"${count.toString(36)}-${(h1 >>> 0).toString(36)}${(h2 >>> 0).toString(36)}"`;
 }
-
-/** Reused between (synchronous) renders: no per-request list allocation. */
-const parts: Buffer[] = [];
 
 /**
  * Bodies are carved out of shared slabs, the way Node pools small Buffers: a view costs far less
@@ -50,6 +48,35 @@ function allocateBody(length: number): Buffer {
 }
 
 /**
+ * Visits the results of one render (synchronous, so one instance serves every render): counts each
+ * for usage metrics, picks the fragments to send and hashes their ids, in the one walk over the
+ * flags, with no per-request list or closure.
+ */
+class EnabledCollector implements EvaluationVisitor {
+  compiled: CompiledState | undefined;
+  usage: EvaluationCounter | undefined;
+  all = false;
+  readonly parts: Buffer[] = [];
+  length = 0;
+  h1 = FNV_OFFSET;
+  h2 = 0x9e3779b9;
+  count = 0;
+
+  visit(index: number, result: Evaluation): void {
+    if (this.usage !== undefined) this.usage.count(index, result);
+    if (!this.all && !result.enabled) return;
+    const fragment = (this.compiled as CompiledState).fragmentAt(index, result);
+    this.parts.push(fragment.bytes);
+    this.length += fragment.bytes.length;
+    this.h1 = Math.imul(this.h1 ^ fragment.id, FNV_PRIME);
+    this.h2 = Math.imul(this.h2 ^ (fragment.id + this.count), 0x85ebca6b) ^ (this.h2 >>> 13);
+    this.count++;
+  }
+}
+
+const collector = new EnabledCollector();
+
+/**
  * `{"toggles":[...]}` of the results that are enabled (or of all, with `all`), copied together
  * from the cached UTF-8 bytes of each result: no string building, length scan or encoding.
  */
@@ -58,24 +85,25 @@ export function renderEvaluations(
   context: Context,
   all: boolean,
 ): Rendered {
-  const results = compiled.snapshot.evaluateAll(context);
-  parts.length = 0;
-  let length = PREFIX.length + SUFFIX.length;
-  let h1 = FNV_OFFSET;
-  let h2 = 0x9e3779b9;
-  let count = 0;
-  for (let i = 0; i < results.length; i++) {
-    const result = results[i] as Evaluation;
-    if (!all && !result.enabled) continue;
-    const fragment = compiled.fragmentAt(i, result);
-    parts.push(fragment.bytes);
-    length += fragment.bytes.length;
-    h1 = Math.imul(h1 ^ fragment.id, FNV_PRIME);
-    h2 = Math.imul(h2 ^ (fragment.id + count), 0x85ebca6b) ^ (h2 >>> 13);
-    count++;
+  const c = collector;
+  const usage = compiled.usage;
+  c.compiled = compiled;
+  c.usage = usage;
+  c.all = all;
+  c.parts.length = 0;
+  c.length = PREFIX.length + SUFFIX.length;
+  c.h1 = FNV_OFFSET;
+  c.h2 = 0x9e3779b9;
+  c.count = 0;
+  if (usage !== undefined) usage.dirty = true;
+  try {
+    compiled.snapshot.evaluateEach(context, c);
+  } finally {
+    c.compiled = undefined;
+    c.usage = undefined;
   }
-  if (count > 1) length += count - 1;
-  const body = allocateBody(length);
+  const { parts, count } = c;
+  const body = allocateBody(count > 1 ? c.length + count - 1 : c.length);
   let offset = body.write(PREFIX, 0, 'latin1');
   for (let i = 0; i < count; i++) {
     if (i > 0) body[offset++] = COMMA;
@@ -86,7 +114,7 @@ export function renderEvaluations(
   body[offset++] = CLOSE_BRACKET;
   body[offset] = CLOSE_BRACE;
   parts.length = 0;
-  return { body, etag: etagOf(h1, h2, count) };
+  return { body, etag: etagOf(c.h1, c.h2, count) };
 }
 
 /**

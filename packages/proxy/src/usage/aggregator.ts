@@ -40,11 +40,18 @@ export interface AggregatorOptions {
   readonly now?: () => number;
 }
 
+/** Counts the results of one snapshot by flag position (see `UsageAggregator.attach`). */
+export interface EvaluationCounter {
+  /** Set by whoever counts; cleared when the counts are collected. */
+  dirty: boolean;
+  count(index: number, result: Evaluation): void;
+}
+
 /**
  * Evaluation counts of one snapshot: yes/no per flag position in typed arrays and one counter per
  * interned variant result, so counting an evaluation is an increment and allocates nothing.
  */
-class Tally {
+class Tally implements EvaluationCounter {
   readonly yes: Float64Array;
   readonly no: Float64Array;
   readonly index: ReadonlyMap<string, number>;
@@ -98,10 +105,11 @@ export class UsageAggregator {
 
   /**
    * Makes `snapshot` count its evaluations. Called once per new snapshot, before any request can
-   * see it. Wrapping the two methods on the instance keeps the engine free of metrics and the
-   * render code unaware of them.
+   * see it. Wrapping `evaluate` and `evaluateAll` on the instance keeps the engine free of metrics;
+   * `evaluateEach` is left alone, and its callers count through the returned counter while they
+   * visit the results (the hot path then walks the results once, not twice).
    */
-  attach(snapshot: Snapshot): void {
+  attach(snapshot: Snapshot): EvaluationCounter {
     const tally = new Tally(snapshot.names);
     this.tallies.add(tally);
     this.current = tally;
@@ -124,6 +132,7 @@ export class UsageAggregator {
       }
       return result;
     };
+    return tally;
   }
 
   /** A name the snapshot does not know was asked for (`POST /proxy` with `toggles`). */
