@@ -1,4 +1,3 @@
-import { evaluationNowMs } from './compile/checks.js';
 import type { Context } from './types.js';
 
 /** Reads one context field as a string, or `undefined` when the context lacks it. */
@@ -32,10 +31,4 @@ export function contextReader(name: string): ContextReader {
     default:
       return (context) => asString(context.properties?.[name]);
   }
-}
-
-/** Milliseconds of the context's `currentTime`, or of the evaluation when it has none. */
-export function contextTimeMs(context: Context): number {
-  const time = context.currentTime;
-  return time === undefined ? evaluationNowMs() : time.getTime();
 }

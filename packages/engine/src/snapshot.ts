@@ -1,5 +1,11 @@
 import type { ClientFeatures } from '@flags/schemas';
-import { beginEvaluation, endEvaluation, SharedChecks } from './compile/checks.js';
+import {
+  beginEvaluation,
+  endEvaluation,
+  evaluationStableUntil,
+  markVaries,
+  SharedChecks,
+} from './compile/checks.js';
 import { linkDependencies, type Requirement } from './compile/dependency.js';
 import {
   type CompiledFlag,
@@ -78,11 +84,12 @@ class CompiledSnapshot implements Snapshot {
     return out;
   }
 
-  evaluateEach(context: Context, visitor: EvaluationVisitor): void {
+  evaluateEach(context: Context, visitor: EvaluationVisitor): number {
     const entries = this.entries;
     const outer = beginEvaluation();
     try {
       for (let i = 0; i < entries.length; i++) visitor.visit(i, run(entries[i]!, context));
+      return evaluationStableUntil();
     } finally {
       endEvaluation(outer);
     }
@@ -96,6 +103,14 @@ function run(entry: Entry, context: Context): Evaluation {
   } catch {
     return entry.flag.results.error;
   }
+}
+
+/** The random source, marking each evaluation that draws from it (see `evaluateEach`). */
+function drawsThatVary(random: () => number): () => number {
+  return () => {
+    markVaries();
+    return random();
+  };
 }
 
 function customStrategies(options: CompileOptions): Map<string, CustomStrategy> {
@@ -120,7 +135,7 @@ export function compile(payload: ClientFeatures, options: CompileOptions = {}): 
     segments: compileSegments(payload?.segments, options.onWarning, checks),
     checks,
     custom: customStrategies(options),
-    random: options.random ?? Math.random,
+    random: drawsThatVary(options.random ?? Math.random),
     hostname: options.hostname,
     onWarning: options.onWarning,
   };

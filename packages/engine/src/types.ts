@@ -74,8 +74,12 @@ export interface Snapshot {
   /**
    * Every flag, in payload order, handed to `visitor.visit(index, result)` (index into `names`)
    * instead of collected into a list. Evaluation never throws; what `visit` throws propagates.
+   * Returns the time (epoch ms) until which the same context gets the same results from this
+   * snapshot, so a caller may keep them that long: `Infinity` when they depend on the snapshot and
+   * context alone, a date when a date constraint compared it with the clock, 0 when a random draw
+   * or a custom strategy was involved.
    */
-  evaluateEach(context: Context, visitor: EvaluationVisitor): void;
+  evaluateEach(context: Context, visitor: EvaluationVisitor): number;
 }
 
 /** Receives the results of `Snapshot.evaluateEach` one by one. */

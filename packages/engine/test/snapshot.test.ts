@@ -83,6 +83,96 @@ describe('snapshot', () => {
     );
   });
 
+  it('evaluateEach tells until when the results hold for the same context', () => {
+    const flag = (name: string, strategy: ClientFeature['strategies'][number], extra = {}) => ({
+      name,
+      enabled: true,
+      strategies: [strategy],
+      ...extra,
+    });
+    const rollout = (stickiness: string) => ({
+      name: 'flexibleRollout',
+      parameters: { rollout: '50', stickiness, groupId: 'g' },
+    });
+    const dated = (operator: string, value: string) => ({
+      name: 'default',
+      constraints: [{ contextName: 'currentTime', operator, value }],
+    });
+    const userVariants = {
+      variants: [
+        { name: 'a', weight: 500, stickiness: 'userId' },
+        { name: 'b', weight: 500, stickiness: 'userId' },
+      ],
+    };
+    const custom: CustomStrategy = { name: 'mine', isEnabled: () => true };
+    const FOREVER = Number.POSITIVE_INFINITY;
+    const future = new Date(Date.now() + 3_600_000).toISOString();
+    const cases: Array<[string, ClientFeature, Record<string, unknown>, number]> = [
+      ['plain default', flag('f', { name: 'default' }), {}, FOREVER],
+      ['userId stickiness with a userId', flag('f', rollout('userId')), { userId: 'u' }, FOREVER],
+      [
+        'default stickiness with a sessionId',
+        flag('f', rollout('default')),
+        { sessionId: 's' },
+        FOREVER,
+      ],
+      ['default stickiness with neither id', flag('f', rollout('default')), {}, 0],
+      ['random stickiness', flag('f', rollout('random')), { userId: 'u' }, 0],
+      [
+        'gradualRolloutRandom',
+        flag('f', { name: 'gradualRolloutRandom', parameters: { percentage: '50' } }),
+        {},
+        0,
+      ],
+      [
+        'a date passed, on the clock',
+        flag('f', dated('DATE_AFTER', '2020-01-01T00:00:00Z')),
+        {},
+        FOREVER,
+      ],
+      [
+        'a date to come, on the clock',
+        flag('f', dated('DATE_BEFORE', future)),
+        {},
+        Date.parse(future),
+      ],
+      [
+        'a date to come, on currentTime',
+        flag('f', dated('DATE_AFTER', future)),
+        { currentTime: new Date('2021-01-01') },
+        FOREVER,
+      ],
+      [
+        'variants with their stickiness value',
+        flag('f', { name: 'default' }, userVariants),
+        { userId: 'u' },
+        FOREVER,
+      ],
+      ['variants without it', flag('f', { name: 'default' }, userVariants), {}, 0],
+      ['a custom strategy', flag('f', { name: 'mine' }), {}, 0],
+    ];
+    for (const [label, feature, context, until] of cases) {
+      const snapshot = compile(payload([feature]), { strategies: [custom] });
+      assert.equal(snapshot.evaluateEach(context, { visit() {} }), until, label);
+    }
+    // The earliest limit of any flag wins; the next evaluation starts afresh.
+    const soon = new Date(Date.now() + 60_000).toISOString();
+    const mixed = compile(
+      payload([
+        flag('a', dated('DATE_AFTER', future)),
+        flag('b', dated('DATE_BEFORE', soon)),
+        flag('c', { name: 'default' }),
+      ]),
+    );
+    assert.equal(mixed.evaluateEach({}, { visit() {} }), Date.parse(soon));
+    const coin = compile(
+      payload([flag('a', dated('DATE_AFTER', future)), flag('b', rollout('random'))]),
+    );
+    assert.equal(coin.evaluateEach({ userId: 'u' }, { visit() {} }), 0);
+    const plain = compile(payload([flag('a', { name: 'default' })]));
+    assert.equal(plain.evaluateEach({}, { visit() {} }), FOREVER);
+  });
+
   it('reuses interned, frozen results across calls', () => {
     const snapshot = compile(
       payload([

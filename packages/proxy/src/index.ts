@@ -56,11 +56,15 @@ export async function createProxy(
     loadStrategies(config.customStrategies),
     loadEnrichers(config.expCustomEnrichers),
   ]);
-  const state = new ProxyState({
-    strategies,
-    onWarning: (warning) =>
-      log.warn({ flag: warning.flag }, `flag evaluation problem: ${warning.message}`),
-  });
+  const state = new ProxyState(
+    {
+      strategies,
+      onWarning: (warning) =>
+        log.warn({ flag: warning.flag }, `flag evaluation problem: ${warning.message}`),
+    },
+    // Enrichers may add anything to a context, so its JSON no longer pins down the answer.
+    enrichers.length > 0 ? 0 : config.answerCacheBytes,
+  );
   const dispatcher = createDispatcher(config);
   const poller = new Poller(config, state, log, dispatcher);
   const usage = new UsageAggregator({

@@ -1,6 +1,7 @@
 import { hostname } from 'node:os';
 import { type CompileOptions, compile, type Evaluation, type Snapshot } from '@flags/engine';
 import type { ClientFeatures } from '@flags/schemas';
+import { AnswerCache } from './answers.js';
 import type { EvaluationCounter } from './usage/aggregator.js';
 
 /** One result's serialized JSON and a small id that stands for it in ETags. */
@@ -29,10 +30,16 @@ export class CompiledState {
   /** Counts the results of `snapshot.evaluateEach` when usage metrics are on. */
   usage: EvaluationCounter | undefined;
 
+  /** Answers by context for this snapshot; `undefined` when the cache is off. */
+  readonly answers: AnswerCache | undefined;
+
   constructor(
     readonly snapshot: Snapshot,
     readonly receivedAt: number,
-  ) {}
+    answerCacheBytes = 0,
+  ) {
+    this.answers = answerCacheBytes > 0 ? new AnswerCache(answerCacheBytes) : undefined;
+  }
 
   get payload(): ClientFeatures {
     return this.snapshot.payload;
@@ -98,7 +105,14 @@ export class ProxyState {
   lastFetchMs = 0;
   private readonly listeners: StateListener[] = [];
 
-  constructor(private readonly compileOptions: CompileOptions = {}) {}
+  /**
+   * `answerCacheBytes`: memory for the answers each snapshot keeps by context (0: none). Only for
+   * contexts that are the whole input of evaluation, i.e. not rewritten by enrichers.
+   */
+  constructor(
+    private readonly compileOptions: CompileOptions = {},
+    private readonly answerCacheBytes = 0,
+  ) {}
 
   get ready(): boolean {
     return this.compiled !== undefined;
@@ -111,7 +125,7 @@ export class ProxyState {
   /** Compiles and swaps in a new payload; returns the new state. */
   update(payload: ClientFeatures, now = Date.now()): CompiledState {
     const snapshot = compile(payload, { hostname: hostname(), ...this.compileOptions });
-    this.compiled = new CompiledState(snapshot, now);
+    this.compiled = new CompiledState(snapshot, now, this.answerCacheBytes);
     this.lastUpdateMs = now;
     this.lastFetchMs = now;
     for (const listener of this.listeners) listener(this.compiled);

@@ -4,19 +4,37 @@ import type { Context } from '../types.js';
 
 /**
  * Identifies the evaluation in progress: a fresh number for every `evaluate`/`evaluateAll` call
- * (never reused), restored when a nested call (say, from a custom strategy) returns.
+ * (never reused), restored when a nested call (say, from a custom strategy) returns. `stableUntil`
+ * is the epoch ms until which the same context would get the same results: lowered to a date a
+ * clock-based constraint will cross, and to 0 by a random draw or a custom strategy.
  */
-const evaluation = { stamp: 0 };
+const evaluation = { stamp: 0, stableUntil: Number.POSITIVE_INFINITY };
 let lastStamp = 0;
 
 export function beginEvaluation(): number {
   const previous = evaluation.stamp;
   evaluation.stamp = ++lastStamp;
+  evaluation.stableUntil = Number.POSITIVE_INFINITY;
   return previous;
 }
 
 export function endEvaluation(previous: number): void {
   evaluation.stamp = previous;
+}
+
+/** The results of the evaluation in progress hold only while the clock reads before `ms`. */
+export function holdsUntil(ms: number): void {
+  if (ms < evaluation.stableUntil) evaluation.stableUntil = ms;
+}
+
+/** The evaluation in progress drew on something besides the snapshot and context. */
+export function markVaries(): void {
+  evaluation.stableUntil = 0;
+}
+
+/** See `evaluation.stableUntil`; read before `endEvaluation`. */
+export function evaluationStableUntil(): number {
+  return evaluation.stableUntil;
 }
 
 // The clock is read once per evaluation: every flag of one call sees the same "now" (and

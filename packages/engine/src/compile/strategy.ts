@@ -9,7 +9,7 @@ import {
 } from '../strategies/strategy.js';
 import type { CustomStrategy, Evaluation } from '../types.js';
 import { describe } from '../warnings.js';
-import type { SharedChecks } from './checks.js';
+import { markVaries, type SharedChecks } from './checks.js';
 import { compileConstraints } from './constraint.js';
 import { compileVariants, type VariantPicker } from './variant.js';
 
@@ -42,8 +42,12 @@ function customTest(
   const own = { ...parameters };
   return (context) => {
     try {
-      return Boolean(strategy.isEnabled(own, context as Record<string, unknown>));
+      const enabled = Boolean(strategy.isEnabled(own, context as Record<string, unknown>));
+      // After the call: a nested evaluation inside it starts its own record.
+      markVaries();
+      return enabled;
     } catch (error) {
+      markVaries();
       if (!environment.customFailed) {
         environment.customFailed = true;
         environment.reporter.warn(

@@ -1,4 +1,4 @@
-import { contextTimeMs } from '../context.js';
+import { evaluationNowMs, holdsUntil } from '../compile/checks.js';
 import { type OperatorBuilder, singleValue } from './operator.js';
 import { orderTest } from './order.js';
 
@@ -13,7 +13,15 @@ export const dateCompare: OperatorBuilder = (spec, _read, reporter) => {
   }
   const test = orderTest(spec.operator);
   return (context) => {
-    const time = contextTimeMs(context);
+    const given = context.currentTime;
+    let time: number;
+    if (given === undefined) {
+      time = evaluationNowMs();
+      // On the clock, the answer flips once, when now passes the date; after that it is final.
+      if (time <= targetMs) holdsUntil(targetMs);
+    } else {
+      time = given.getTime();
+    }
     // A sign, not the difference: a small integer passes to `test` without boxing a double.
     return test(time > targetMs ? 1 : time < targetMs ? -1 : 0);
   };

@@ -66,6 +66,7 @@ export interface ProxyConfig {
   readonly enableOAS: boolean;
   readonly enableAllEndpoint: boolean;
   readonly maxBodyBytes: number;
+  readonly answerCacheBytes: number;
   readonly cors: ResolvedCors;
   readonly rejectUnauthorized: boolean;
   readonly httpProxy: URL | undefined;
@@ -117,6 +118,7 @@ function parseEnv(spec: OptionSpec, name: string, raw: string): unknown {
     case 'ms':
     case 'seconds':
     case 'bytes':
+    case 'budget':
       return /^\d+$/.test(raw.trim()) ? Number(raw) : fail('a whole number');
     case 'port':
       return /^\d+$/.test(raw.trim()) ? Number(raw) : fail('a port number (0-65535)');
@@ -237,6 +239,10 @@ function check(spec: OptionSpec, value: unknown, problems: string[]): unknown {
       return Number.isInteger(value) && (value as number) > 0
         ? value
         : bad('a positive number of bytes');
+    case 'budget':
+      return Number.isInteger(value) && (value as number) >= 0
+        ? value
+        : bad('a whole number of bytes (0 for none)');
     case 'port':
       return Number.isInteger(value) && (value as number) >= 0 && (value as number) <= 65535
         ? value
@@ -376,6 +382,7 @@ export function resolveConfig(
     enableOAS: get<boolean>('enableOAS'),
     enableAllEndpoint: get<boolean>('enableAllEndpoint'),
     maxBodyBytes: get<number>('maxBodyBytes'),
+    answerCacheBytes: get<number>('answerCacheBytes'),
     cors,
     rejectUnauthorized: get<boolean>('httpOptions.rejectUnauthorized'),
     httpProxy: values.get('httpOptions.httpProxy') as URL | undefined,

@@ -16,6 +16,8 @@ export type OptionType =
   | 'ms'
   | 'seconds'
   | 'bytes'
+  /** Bytes of memory, 0 meaning none. */
+  | 'budget'
   | 'port'
   | 'status'
   | 'boolean'
@@ -239,6 +241,13 @@ export const options: readonly OptionSpec[] = [
     doc: 'Largest accepted request body, bytes; larger bodies get 413.',
   },
   {
+    option: 'answerCacheBytes',
+    env: ['PROXY_ANSWER_CACHE_BYTES'],
+    type: 'budget',
+    default: '16777216',
+    doc: 'Memory for answers kept per context and reused until the flags change (only answers that depend on the context alone; off with `expCustomEnrichers`); `0` turns it off.',
+  },
+  {
     option: 'cors.allowedHeaders',
     env: ['CORS_ALLOWED_HEADERS'],
     type: 'list',
@@ -410,6 +419,7 @@ export interface ProxyOptions {
   enableOAS?: boolean;
   enableAllEndpoint?: boolean;
   maxBodyBytes?: number;
+  answerCacheBytes?: number;
   cors?: CorsOptions;
   httpOptions?: {
     rejectUnauthorized?: boolean;

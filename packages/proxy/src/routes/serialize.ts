@@ -1,6 +1,7 @@
 import type { Evaluation, EvaluationVisitor } from '@flags/engine';
 import type { Context } from '@flags/schemas';
 import type { FastifyReply, FastifyRequest } from 'fastify';
+import type { Answer, AnswerCache } from '../answers.js';
 import { type CompiledState, toggleJson } from '../state.js';
 import type { EvaluationCounter } from '../usage/aggregator.js';
 
@@ -49,13 +50,14 @@ function allocateBody(length: number): Buffer {
 
 /**
  * Visits the results of one render (synchronous, so one instance serves every render): counts each
- * for usage metrics, picks the fragments to send and hashes their ids, in the one walk over the
- * flags, with no per-request list or closure.
+ * for usage metrics, keeps it by position, picks the fragments to send and hashes their ids, in the
+ * one walk over the flags, with no per-request list or closure.
  */
 class EnabledCollector implements EvaluationVisitor {
   compiled: CompiledState | undefined;
   usage: EvaluationCounter | undefined;
   all = false;
+  readonly results: Evaluation[] = [];
   readonly parts: Buffer[] = [];
   length = 0;
   h1 = FNV_OFFSET;
@@ -63,6 +65,7 @@ class EnabledCollector implements EvaluationVisitor {
   count = 0;
 
   visit(index: number, result: Evaluation): void {
+    this.results[index] = result;
     if (this.usage !== undefined) this.usage.count(index, result);
     if (!this.all && !result.enabled) return;
     const fragment = (this.compiled as CompiledState).fragmentAt(index, result);
@@ -78,32 +81,50 @@ const collector = new EnabledCollector();
 
 /**
  * `{"toggles":[...]}` of the results that are enabled (or of all, with `all`), copied together
- * from the cached UTF-8 bytes of each result: no string building, length scan or encoding.
+ * from the cached UTF-8 bytes of each result: no string building, length scan or encoding. An
+ * answer that depended on the snapshot and context alone is kept in the snapshot's answer cache
+ * and sent again for the same context until a date constraint flips (its evaluations still count
+ * for usage metrics).
  */
 export function renderEvaluations(
   compiled: CompiledState,
   context: Context,
   all: boolean,
 ): Rendered {
+  const cache = compiled.answers;
+  const key = cache === undefined ? undefined : answerKey(context, all);
+  if (key !== undefined) {
+    const kept = (cache as AnswerCache).get(key);
+    if (kept !== undefined) {
+      countAgain(compiled.usage, kept.results);
+      return kept;
+    }
+  }
   const c = collector;
   const usage = compiled.usage;
   c.compiled = compiled;
   c.usage = usage;
   c.all = all;
+  c.results.length = 0;
   c.parts.length = 0;
   c.length = PREFIX.length + SUFFIX.length;
   c.h1 = FNV_OFFSET;
   c.h2 = 0x9e3779b9;
   c.count = 0;
   if (usage !== undefined) usage.dirty = true;
+  let stableUntil: number;
   try {
-    compiled.snapshot.evaluateEach(context, c);
+    stableUntil = compiled.snapshot.evaluateEach(context, c);
   } finally {
     c.compiled = undefined;
     c.usage = undefined;
   }
   const { parts, count } = c;
-  const body = allocateBody(count > 1 ? c.length + count - 1 : c.length);
+  const keep =
+    key !== undefined && (stableUntil === Number.POSITIVE_INFINITY || stableUntil > Date.now());
+  const length = count > 1 ? c.length + count - 1 : c.length;
+  // A kept body gets its own memory: a view would pin a whole shared slab.
+  const body = keep ? Buffer.allocUnsafeSlow(length) : allocateBody(length);
   let offset = body.write(PREFIX, 0, 'latin1');
   for (let i = 0; i < count; i++) {
     if (i > 0) body[offset++] = COMMA;
@@ -114,7 +135,30 @@ export function renderEvaluations(
   body[offset++] = CLOSE_BRACKET;
   body[offset] = CLOSE_BRACE;
   parts.length = 0;
-  return { body, etag: etagOf(c.h1, c.h2, count) };
+  const etag = etagOf(c.h1, c.h2, count);
+  if (!keep) return { body, etag };
+  const answer: Answer = {
+    body,
+    etag,
+    results: c.results.slice(0, compiled.snapshot.names.length),
+    staleAt: stableUntil,
+  };
+  (cache as AnswerCache).set(key, answer);
+  return answer;
+}
+
+/**
+ * The cache key of a context: its JSON (every field the engine reads is a string, or the Date of
+ * `currentTime`, so equal JSON means equal evaluation input), marked by which toggles are sent.
+ */
+function answerKey(context: Context, all: boolean): string {
+  return (all ? 'all:' : 'enabled:') + JSON.stringify(context);
+}
+
+function countAgain(usage: EvaluationCounter | undefined, results: readonly Evaluation[]): void {
+  if (usage === undefined) return;
+  usage.dirty = true;
+  for (let i = 0; i < results.length; i++) usage.count(i, results[i] as Evaluation);
 }
 
 /**

@@ -1,0 +1,226 @@
+import assert from 'node:assert/strict';
+import { describe, it } from 'node:test';
+import type { Evaluation } from '@flags/engine';
+import { ConfigError, loadConfig } from '@flags/proxy';
+import type { ClientFeature, ClientFeatures } from '@flags/schemas';
+import { AnswerCache } from '../src/answers.js';
+import { smallPayload } from './fixtures/small.js';
+import { type Answer, call, startProxy, waitFor, withKey } from './helpers/proxy.js';
+
+const payload = (features: ClientFeature[]): ClientFeatures => ({ version: 2, features });
+
+const json = { 'content-type': 'application/json' };
+
+function toggleNames(answer: Answer): string[] {
+  return answer.json().toggles.map((toggle: { name: string }) => toggle.name);
+}
+
+describe('answer cache', () => {
+  it('sends the kept answer again for the same context and still counts every evaluation', async () => {
+    const run = await startProxy(smallPayload, { metricsInterval: 3_600_000 });
+    try {
+      await run.proxy.poller.ready;
+      const answers: Answer[] = [];
+      for (let i = 0; i < 3; i++) {
+        answers.push(await call(run.base, 'GET', '/proxy?userId=123', { headers: withKey() }));
+        answers.push(
+          await call(run.base, 'POST', '/proxy', {
+            headers: withKey(json),
+            body: JSON.stringify({ context: { userId: '123' } }),
+          }),
+        );
+      }
+      const first = answers[0] as Answer;
+      assert.equal(first.status, 200);
+      for (const answer of answers) {
+        assert.equal(answer.text, first.text);
+        assert.equal(answer.headers.etag, first.headers.etag);
+      }
+      // GET and POST built the same context, so one answer was kept for both.
+      assert.equal(run.proxy.state.current?.answers?.size, 1);
+      const notModified = await call(run.base, 'GET', '/proxy?userId=123', {
+        headers: withKey({ 'if-none-match': String(first.headers.etag) }),
+      });
+      assert.equal(notModified.status, 304);
+      // Another context gets its own answer.
+      const other = await call(run.base, 'GET', '/proxy?userId=7', { headers: withKey() });
+      assert.ok(toggleNames(first).includes('user-123'));
+      assert.ok(!toggleNames(other).includes('user-123'));
+      assert.equal(run.proxy.state.current?.answers?.size, 2);
+
+      await run.proxy.reporter.flush();
+      const toggles = run.upstream
+        .acceptedMetrics()
+        .map((report) => report.bucket.toggles)
+        .reduce((all, bucket) => Object.assign(all, bucket), {});
+      const enabled = new Set(toggleNames(first));
+      const others = new Set(toggleNames(other));
+      for (const name of run.proxy.state.current?.snapshot.names ?? []) {
+        // 7 answers for userId 123 (the 304 evaluated too), 1 for userId 7.
+        const yes = (enabled.has(name) ? 7 : 0) + (others.has(name) ? 1 : 0);
+        assert.equal(toggles[name]?.yes ?? 0, yes, `${name} yes`);
+        assert.equal(toggles[name]?.no ?? 0, 8 - yes, `${name} no`);
+      }
+      assert.deepEqual(toggles['with-variants'].variants, { blue: 8 });
+    } finally {
+      await run.close();
+    }
+  });
+
+  it('keeps no answer that drew a random number, and none past the date a constraint flips', async () => {
+    const soon = new Date(Date.now() + 1500).toISOString();
+    const run = await startProxy(
+      payload([
+        {
+          name: 'coin',
+          enabled: true,
+          strategies: [
+            {
+              name: 'flexibleRollout',
+              parameters: { rollout: '50', stickiness: 'random', groupId: 'coin' },
+            },
+          ],
+        },
+        {
+          name: 'until-soon',
+          enabled: true,
+          strategies: [
+            {
+              name: 'default',
+              constraints: [{ contextName: 'currentTime', operator: 'DATE_BEFORE', value: soon }],
+            },
+          ],
+        },
+      ]),
+    );
+    try {
+      await run.proxy.poller.ready;
+      const seen = new Set<boolean>();
+      for (let i = 0; i < 100; i++) {
+        const answer = await call(run.base, 'GET', '/proxy?userId=u', { headers: withKey() });
+        seen.add(toggleNames(answer).includes('coin'));
+      }
+      assert.deepEqual([...seen].sort(), [false, true], 'the coin lands both ways');
+      assert.equal(run.proxy.state.current?.answers?.size, 0);
+
+      // Without the coin, the answer holds until the date passes.
+      run.upstream.setPayload(
+        payload([
+          {
+            name: 'until-soon',
+            enabled: true,
+            strategies: [
+              {
+                name: 'default',
+                constraints: [{ contextName: 'currentTime', operator: 'DATE_BEFORE', value: soon }],
+              },
+            ],
+          },
+        ]),
+      );
+      await waitFor(() => run.proxy.state.current?.snapshot.names.length === 1);
+      for (let i = 0; i < 3; i++) {
+        const before = await call(run.base, 'GET', '/proxy?userId=u', { headers: withKey() });
+        assert.deepEqual(toggleNames(before), ['until-soon']);
+      }
+      assert.equal(run.proxy.state.current?.answers?.size, 1);
+      await waitFor(() => Date.now() > Date.parse(soon) + 10, 3000);
+      const after = await call(run.base, 'GET', '/proxy?userId=u', { headers: withKey() });
+      assert.deepEqual(toggleNames(after), []);
+      assert.equal(run.proxy.state.current?.answers?.size, 1);
+      // A context that names its own time: kept, with its own answer.
+      const at = await call(run.base, 'GET', `/proxy?userId=u&currentTime=2020-01-01T00:00:00Z`, {
+        headers: withKey(),
+      });
+      assert.deepEqual(toggleNames(at), ['until-soon']);
+      assert.equal(run.proxy.state.current?.answers?.size, 2);
+    } finally {
+      await run.close();
+    }
+  });
+
+  it('starts afresh with every new snapshot', async () => {
+    const flag = (enabled: boolean): ClientFeature => ({
+      name: 'switch',
+      enabled,
+      strategies: [{ name: 'default' }],
+    });
+    const run = await startProxy(payload([flag(true)]));
+    try {
+      await run.proxy.poller.ready;
+      const on = await call(run.base, 'GET', '/proxy?userId=u', { headers: withKey() });
+      assert.deepEqual(toggleNames(on), ['switch']);
+      assert.equal(run.proxy.state.current?.answers?.size, 1);
+      run.upstream.setPayload({ ...payload([flag(false)]), version: 3 } as ClientFeatures);
+      await waitFor(async () => {
+        const answer = await call(run.base, 'GET', '/proxy?userId=u', { headers: withKey() });
+        return toggleNames(answer).length === 0;
+      });
+    } finally {
+      await run.close();
+    }
+  });
+
+  it('is off with answerCacheBytes 0 or with context enrichers, and validates its setting', async () => {
+    const off = await startProxy(smallPayload, { answerCacheBytes: 0 });
+    try {
+      await off.proxy.poller.ready;
+      const answer = await call(off.base, 'GET', '/proxy?userId=123', { headers: withKey() });
+      assert.ok(toggleNames(answer).includes('user-123'));
+      assert.equal(off.proxy.state.current?.answers, undefined);
+    } finally {
+      await off.close();
+    }
+    const enriched = await startProxy(smallPayload, {
+      expCustomEnrichers: [(context) => ({ ...context, userId: '123' })],
+    });
+    try {
+      await enriched.proxy.poller.ready;
+      const answer = await call(enriched.base, 'GET', '/proxy', { headers: withKey() });
+      assert.ok(toggleNames(answer).includes('user-123'));
+      assert.equal(enriched.proxy.state.current?.answers, undefined);
+    } finally {
+      await enriched.close();
+    }
+    const required = { FLAGS_URL: 'http://upstream/api', FLAGS_API_TOKEN: 't' };
+    const env = { ...required, FLAGS_PROXY_CLIENT_KEYS: 'k' };
+    assert.equal(loadConfig(env).answerCacheBytes, 16 * 1024 * 1024);
+    assert.equal(loadConfig({ ...env, PROXY_ANSWER_CACHE_BYTES: '0' }).answerCacheBytes, 0);
+    assert.throws(
+      () => loadConfig({ ...env, PROXY_ANSWER_CACHE_BYTES: '-1' }),
+      (error) => error instanceof ConfigError && /PROXY_ANSWER_CACHE_BYTES/.test(error.message),
+    );
+  });
+
+  it('drops the least recently used answers beyond its budget', () => {
+    const results: Evaluation[] = [];
+    const answer = (bytes: number, staleAt = Number.POSITIVE_INFINITY) => ({
+      body: Buffer.alloc(bytes),
+      etag: 'W/"x"',
+      results,
+      staleAt,
+    });
+    // Each entry costs its body plus the key and ~200 bytes of bookkeeping.
+    const cache = new AnswerCache(4000);
+    cache.set('a', answer(700));
+    cache.set('b', answer(700));
+    cache.set('c', answer(700));
+    assert.equal(cache.size, 3);
+    assert.ok(cache.get('a')); // a is now the most recently used
+    cache.set('d', answer(700));
+    assert.equal(cache.size, 4);
+    cache.set('e', answer(700)); // over budget: b goes first, then c if needed
+    assert.equal(cache.get('b'), undefined);
+    assert.ok(cache.get('a'));
+    assert.ok(cache.get('e'));
+    // One answer may not take more than a quarter of the budget.
+    cache.set('huge', answer(1001));
+    assert.equal(cache.get('huge'), undefined);
+    // A stale answer is dropped when asked for; a fresh one replaces it.
+    cache.set('dated', answer(10, Date.now() - 1));
+    assert.equal(cache.get('dated'), undefined);
+    const fresh = answer(10);
+    cache.set('dated', fresh);
+    assert.equal(cache.get('dated'), fresh);
+  });
+});
