@@ -1,6 +1,8 @@
 // `npm run bench proxy`: flags-proxy against @unleash/proxy 1.4.19 (the reference) and a bare
 // node:http server, each in its own child process, all on one fake upstream serving 200 realistic
-// flags. autocannon (in this process: 32 connections, ~10 s per run) cycles GET /proxy and
+// flags. flags-proxy runs as configured by default (answer cache on: the 500 contexts repeat, as
+// polling SDKs repeat theirs) and once more with the answer cache off ("uncached": every request
+// evaluates all 200 flags). autocannon (in this process: 32 connections, ~10 s per run) cycles GET /proxy and
 // POST /proxy through 500 distinct contexts, alternating ours and the reference over 2 rounds,
 // and prints req/s, p50/p99 latency, server CPU µs per request, peak RSS and the ratios. CPU per
 // request (the child's user + system time over the responses it sent) depends far less on other
@@ -21,22 +23,26 @@ const ROOT = fileURLToPath(new URL('..', import.meta.url));
 /** Kernel clock ticks per second (`getconf CLK_TCK`), the unit of /proc CPU times. */
 const CLOCK_TICKS = Number(spawnSync('getconf', ['CLK_TCK'], { encoding: 'utf8' }).stdout) || 100;
 
-type Role = 'ours' | 'reference' | 'bare';
+type Role = 'ours' | 'uncached' | 'reference' | 'bare';
+
+const OURS = (extra: string) => `
+    const { createProxy } = await import('@flags/proxy');
+    const proxy = await createProxy({
+      flagsUrl: UPSTREAM, flagsApiToken: 'bench-token', clientKeys: [KEY],
+      logLevel: 'error', useJsonLogger: true, flagsAppName: 'bench', ${extra}
+    });
+    await proxy.poller.ready;
+    await proxy.app.listen({ port: 0, host: '127.0.0.1' });
+    report(proxy.app.server.address().port);`;
 
 /**
  * Child process side, in plain JavaScript so that no TypeScript loader inflates the measured RSS:
  * each server starts, then prints `{"port": n}`. Ours runs from the build (`dist`).
  */
 const CHILD_CODE: Record<Role, string> = {
-  ours: `
-    const { createProxy } = await import('@flags/proxy');
-    const proxy = await createProxy({
-      flagsUrl: UPSTREAM, flagsApiToken: 'bench-token', clientKeys: [KEY],
-      logLevel: 'error', useJsonLogger: true, flagsAppName: 'bench',
-    });
-    await proxy.poller.ready;
-    await proxy.app.listen({ port: 0, host: '127.0.0.1' });
-    report(proxy.app.server.address().port);`,
+  ours: OURS(''),
+  // The same with the answer cache off: every request evaluates all 200 flags.
+  uncached: OURS('answerCacheBytes: 0,'),
   reference: `
     const { createRequire } = await import('node:module');
     const require = createRequire(process.cwd() + '/');
@@ -181,6 +187,7 @@ async function bench(): Promise<void> {
   }
   const bodyBytes = Math.round(bytes / sample.length);
   const bare = await startChild('bare', upstream.url, bodyBytes);
+  const uncached = await startChild('uncached', upstream.url);
   console.log(
     `200 flags, 500 contexts, ${CONNECTIONS} connections, ${DURATION_S} s per run, ${ROUNDS} rounds; average GET body ${bodyBytes} B`,
   );
@@ -208,6 +215,7 @@ async function bench(): Promise<void> {
       for (const [name, child] of order as Array<[string, Child]>)
         record(`${name} ${scenario}`, await load(child, scenario));
     }
+    record('uncached GET', await load(uncached, 'GET'));
     record('bare GET', await load(bare, 'GET'));
   }
 
@@ -215,6 +223,7 @@ async function bench(): Promise<void> {
     ours: peakRssMb(ours.process.pid),
     reference: peakRssMb(reference.process.pid),
     bare: peakRssMb(bare.process.pid),
+    uncached: peakRssMb(uncached.process.pid),
   };
   const rows: string[][] = [
     ['scenario', 'server', 'req/s', 'p50 ms', 'p99 ms', 'CPU µs/req', 'peak RSS MB'],
@@ -248,13 +257,20 @@ async function bench(): Promise<void> {
       `  ${scenario.padEnd(4)} req/s ${(mine.rps / theirs.rps).toFixed(1)}×   p99 1/${(theirs.p99 / Math.max(mine.p99, 0.001)).toFixed(1)}   CPU per request 1/${(theirs.cpu / Math.max(mine.cpu, 0.001)).toFixed(1)}`,
     );
   }
-  console.log(`  RSS  ${(rss.ours / rss.reference).toFixed(2)} of the reference's peak`);
+  const uncachedGet = summary['uncached GET'] as Measure;
+  const referenceGet = summary['reference GET'] as Measure;
+  console.log(
+    `  GET with the answer cache off: req/s ${(uncachedGet.rps / referenceGet.rps).toFixed(1)}×   p99 1/${(referenceGet.p99 / Math.max(uncachedGet.p99, 0.001)).toFixed(1)}   CPU per request 1/${(referenceGet.cpu / Math.max(uncachedGet.cpu, 0.001)).toFixed(1)}`,
+  );
+  console.log(
+    `  RSS  ${(rss.ours / rss.reference).toFixed(2)} of the reference's peak (cache off: ${(rss.uncached / rss.reference).toFixed(2)})`,
+  );
   const bareGet = summary['bare GET'] as Measure;
   console.log(
     `  ours GET = ${((summary['ours GET'] as Measure).rps / bareGet.rps).toFixed(2)} of a bare node:http server (${bareGet.rps.toFixed(0)} req/s, ${bareGet.cpu.toFixed(0)} µs CPU per request)`,
   );
 
-  for (const child of [ours, reference, bare]) child.process.kill('SIGTERM');
+  for (const child of [ours, reference, bare, uncached]) child.process.kill('SIGTERM');
   await upstream.stop();
 }
 

@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import type { ClientFeature, ClientFeatures } from '@flags/schemas';
+import type { ClientFeature, ClientFeatures, Strategy } from '@flags/schemas';
 import { type CustomStrategy, compile, type Evaluation, Reasons } from '../src/index.js';
 
 const payload = (features: ClientFeature[]): ClientFeatures => ({ version: 2, features });
@@ -84,7 +84,7 @@ describe('snapshot', () => {
   });
 
   it('evaluateEach tells until when the results hold for the same context', () => {
-    const flag = (name: string, strategy: ClientFeature['strategies'][number], extra = {}) => ({
+    const flag = (name: string, strategy: Strategy, extra = {}) => ({
       name,
       enabled: true,
       strategies: [strategy],
