@@ -1,14 +1,16 @@
 // `npm run bench proxy`: flags-proxy against @unleash/proxy 1.4.19 (the reference) and a bare
 // node:http server, each in its own child process, all on one fake upstream serving 200 realistic
-// flags. flags-proxy runs as configured by default (answer cache on: the 500 contexts repeat, as
-// polling SDKs repeat theirs) and once more with the answer cache off ("uncached": every request
-// evaluates all 200 flags). autocannon (in this process: 32 connections, ~10 s per run) cycles GET /proxy and
-// POST /proxy through 500 distinct contexts, alternating ours and the reference over 2 rounds,
-// and prints req/s, p50/p99 latency, server CPU µs per request, peak RSS and the ratios. CPU per
-// request (the child's user + system time over the responses it sent) depends far less on other
-// load on the machine than req/s does.
+// flags. flags-proxy runs as its users start it, the `flags-proxy` command with its defaults
+// (answer cache on: the 500 contexts repeat, as polling SDKs repeat theirs), and once more with
+// the answer cache off ("uncached": every request evaluates all 200 flags). autocannon (in this
+// process: 32 connections, ~10 s per run) cycles GET /proxy and POST /proxy through 500 distinct
+// contexts, alternating ours and the reference over 2 rounds, and prints req/s, p50/p99 latency,
+// server CPU µs per request, peak RSS and the ratios. CPU per request (the child's user + system
+// time over the responses it sent) depends far less on other load on the machine than req/s does.
 import { type ChildProcess, spawn, spawnSync } from 'node:child_process';
 import { readFileSync } from 'node:fs';
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import autocannon from 'autocannon';
@@ -23,26 +25,11 @@ const ROOT = fileURLToPath(new URL('..', import.meta.url));
 /** Kernel clock ticks per second (`getconf CLK_TCK`), the unit of /proc CPU times. */
 const CLOCK_TICKS = Number(spawnSync('getconf', ['CLK_TCK'], { encoding: 'utf8' }).stdout) || 100;
 
-type Role = 'ours' | 'uncached' | 'reference' | 'bare';
-
-const OURS = (extra: string) => `
-    const { createProxy } = await import('@flags/proxy');
-    const proxy = await createProxy({
-      flagsUrl: UPSTREAM, flagsApiToken: 'bench-token', clientKeys: [KEY],
-      logLevel: 'error', useJsonLogger: true, flagsAppName: 'bench', ${extra}
-    });
-    await proxy.poller.ready;
-    await proxy.app.listen({ port: 0, host: '127.0.0.1' });
-    report(proxy.app.server.address().port);`;
-
 /**
- * Child process side, in plain JavaScript so that no TypeScript loader inflates the measured RSS:
- * each server starts, then prints `{"port": n}`. Ours runs from the build (`dist`).
+ * The reference and the bare server, in plain JavaScript so that no TypeScript loader inflates the
+ * measured RSS: each starts, then prints `{"port": n}`.
  */
-const CHILD_CODE: Record<Role, string> = {
-  ours: OURS(''),
-  // The same with the answer cache off: every request evaluates all 200 flags.
-  uncached: OURS('answerCacheBytes: 0,'),
+const CHILD_CODE: Record<'reference' | 'bare', string> = {
   reference: `
     const { createRequire } = await import('node:module');
     const require = createRequire(process.cwd() + '/');
@@ -77,7 +64,58 @@ interface Child {
   readonly base: string;
 }
 
-function startChild(role: Role, upstreamUrl: string, bodyBytes = 0): Promise<Child> {
+/** A port nobody listens on right now. */
+async function freePort(): Promise<number> {
+  const server = createServer();
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const { port } = server.address() as AddressInfo;
+  await new Promise((resolve) => server.close(resolve));
+  return port;
+}
+
+/**
+ * flags-proxy as its users run it: the `flags-proxy` command, configured by environment variables,
+ * ready once `/proxy/health` answers 200.
+ */
+async function startCommand(upstreamUrl: string, env: Record<string, string> = {}): Promise<Child> {
+  const port = await freePort();
+  const child = spawn(process.execPath, [join(ROOT, 'packages/proxy/bin/flags-proxy.js')], {
+    cwd: ROOT,
+    stdio: ['ignore', 'inherit', 'inherit'],
+    env: {
+      PATH: process.env.PATH,
+      FLAGS_URL: upstreamUrl,
+      FLAGS_API_TOKEN: 'bench-token',
+      FLAGS_PROXY_CLIENT_KEYS: CLIENT_KEY,
+      FLAGS_APP_NAME: 'bench',
+      PORT: String(port),
+      PROXY_HOST: '127.0.0.1',
+      LOG_LEVEL: 'error',
+      JSON_LOGGER: 'true',
+      ...env,
+    },
+  });
+  const base = `http://127.0.0.1:${port}`;
+  let exited = false;
+  child.on('exit', () => {
+    exited = true;
+  });
+  for (;;) {
+    if (exited) throw new Error('flags-proxy exited before it was ready');
+    const status = await fetch(`${base}/proxy/health`).then(
+      (response) => response.status,
+      () => 0,
+    );
+    if (status === 200) return { process: child, base };
+    await new Promise((resolve) => setTimeout(resolve, 50));
+  }
+}
+
+function startChild(
+  role: 'reference' | 'bare',
+  upstreamUrl: string,
+  bodyBytes = 0,
+): Promise<Child> {
   const code = `const UPSTREAM = ${JSON.stringify(upstreamUrl)}; const KEY = ${JSON.stringify(CLIENT_KEY)};
     const BYTES = ${bodyBytes}; const report = (port) => process.stdout.write(JSON.stringify({ port }) + '\\n');
     ${CHILD_CODE[role]}`;
@@ -174,7 +212,7 @@ function average(values: readonly Measure[]): Measure {
 
 async function bench(): Promise<void> {
   const upstream = await new FakeUpstream(realisticPayload(200)).start();
-  const ours = await startChild('ours', upstream.url);
+  const ours = await startCommand(upstream.url);
   const reference = await startChild('reference', upstream.url);
   // The bare server sends a fixed body as large as our average GET /proxy answer.
   let bytes = 0;
@@ -187,7 +225,8 @@ async function bench(): Promise<void> {
   }
   const bodyBytes = Math.round(bytes / sample.length);
   const bare = await startChild('bare', upstream.url, bodyBytes);
-  const uncached = await startChild('uncached', upstream.url);
+  // The same with the answer cache off: every request evaluates all 200 flags.
+  const uncached = await startCommand(upstream.url, { PROXY_ANSWER_CACHE_BYTES: '0' });
   console.log(
     `200 flags, 500 contexts, ${CONNECTIONS} connections, ${DURATION_S} s per run, ${ROUNDS} rounds; average GET body ${bodyBytes} B`,
   );

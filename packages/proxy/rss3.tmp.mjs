@@ -14,7 +14,11 @@ const proxy = await createProxy({
 });
 await proxy.poller.ready;
 await proxy.app.listen({ port: 3999, host: '127.0.0.1' });
-console.log('listening', rss());
+console.log(
+  'listening',
+  rss(),
+  (await import('node:fs')).readFileSync('/proc/self/status', 'utf8').match(/VmHWM:.*/)[0],
+);
 let max = 0,
   at;
 const timer = setInterval(() => {

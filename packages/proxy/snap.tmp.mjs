@@ -1,0 +1,10 @@
+import v8 from 'node:v8';
+v8.setFlagsFromString('--liftoff-only');
+const { createProxy } = await import('@flags/proxy');
+const proxy = await createProxy({ flagsUrl: process.argv[2], flagsApiToken: 't', clientKeys: ['k'], logLevel: 'error', useJsonLogger: true, flagsAppName: 'b' });
+await proxy.poller.ready;
+await proxy.app.listen({ port: 3999, host: '127.0.0.1' });
+globalThis.gc();
+const file = v8.writeHeapSnapshot('/tmp/idle.heapsnapshot');
+console.log(file, process.memoryUsage().heapUsed / 1048576);
+process.exit(0);
