@@ -17,7 +17,10 @@ function toggleNames(answer: Answer): string[] {
 
 describe('answer cache', () => {
   it('sends the kept answer again for the same context and still counts every evaluation', async () => {
-    const run = await startProxy(smallPayload, { metricsInterval: 3_600_000 });
+    const run = await startProxy(smallPayload, {
+      metricsInterval: 3_600_000,
+      enableAllEndpoint: true,
+    });
     try {
       await run.proxy.poller.ready;
       const answers: Answer[] = [];
@@ -47,6 +50,12 @@ describe('answer cache', () => {
       assert.ok(toggleNames(first).includes('user-123'));
       assert.ok(!toggleNames(other).includes('user-123'));
       assert.equal(run.proxy.state.current?.answers?.size, 2);
+      // /proxy/all lists every flag: an answer of its own for the same context.
+      const all = await call(run.base, 'GET', '/proxy/all?userId=7', { headers: withKey() });
+      const allAgain = await call(run.base, 'GET', '/proxy/all?userId=7', { headers: withKey() });
+      assert.equal(allAgain.text, all.text);
+      assert.deepEqual(toggleNames(all), run.proxy.state.current?.snapshot.names);
+      assert.equal(run.proxy.state.current?.answers?.size, 3);
 
       await run.proxy.reporter.flush();
       const toggles = run.upstream
@@ -56,12 +65,12 @@ describe('answer cache', () => {
       const enabled = new Set(toggleNames(first));
       const others = new Set(toggleNames(other));
       for (const name of run.proxy.state.current?.snapshot.names ?? []) {
-        // 7 answers for userId 123 (the 304 evaluated too), 1 for userId 7.
-        const yes = (enabled.has(name) ? 7 : 0) + (others.has(name) ? 1 : 0);
+        // 7 answers for userId 123 (the 304 evaluated too), 3 for userId 7.
+        const yes = (enabled.has(name) ? 7 : 0) + (others.has(name) ? 3 : 0);
         assert.equal(toggles[name]?.yes ?? 0, yes, `${name} yes`);
-        assert.equal(toggles[name]?.no ?? 0, 8 - yes, `${name} no`);
+        assert.equal(toggles[name]?.no ?? 0, 10 - yes, `${name} no`);
       }
-      assert.deepEqual(toggles['with-variants'].variants, { blue: 8 });
+      assert.deepEqual(toggles['with-variants'].variants, { blue: 10 });
     } finally {
       await run.close();
     }
