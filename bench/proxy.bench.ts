@@ -82,8 +82,9 @@ async function startCommand(upstreamUrl: string, env: Record<string, string> = {
   const child = spawn(process.execPath, [join(ROOT, 'packages/proxy/bin/flags-proxy.js')], {
     cwd: ROOT,
     stdio: ['ignore', 'inherit', 'inherit'],
+    // The environment the reference gets too, plus the settings.
     env: {
-      PATH: process.env.PATH,
+      ...process.env,
       FLAGS_URL: upstreamUrl,
       FLAGS_API_TOKEN: 'bench-token',
       FLAGS_PROXY_CLIENT_KEYS: CLIENT_KEY,
