@@ -6,6 +6,7 @@ import Fastify, {
   LogController,
 } from 'fastify';
 import { tokenGuard } from './auth/token-guard.js';
+import { refuseWhileClosing } from './closing.js';
 import { maskToken, parseClientTokenScope } from './config/load.js';
 import type { ServerConfig } from './config/options.js';
 import type { Database } from './db/database.js';
@@ -64,11 +65,14 @@ export async function buildApp(config: ServerConfig, deps: AppDeps): Promise<Fas
       disableRequestLogging: config.logLevel !== 'debug' && config.logLevel !== 'trace',
     }),
     ajv: { customOptions: { allowUnionTypes: true } },
+    // Fastify's own closing answer has another body shape; `refuseWhileClosing` answers instead.
+    return503OnClosing: false,
   }) as unknown as FastifyInstance;
   app.decorateRequest('apiToken', null as never);
   // Every body this server takes is JSON: anything else is a 415, not a string to validate.
   app.removeContentTypeParser('text/plain');
   registerErrorHandling(app);
+  refuseWhileClosing(app);
 
   const applied = await migrate(db);
   if (applied.length > 0) app.log.info({ migrations: applied }, 'database migrated');

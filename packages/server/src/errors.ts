@@ -55,6 +55,11 @@ export const errorCatalogue = {
     message: 'The content type is not supported; send application/json.',
   },
   INTERNAL: { status: 500, name: 'InternalError', message: 'Something went wrong on the server.' },
+  SHUTTING_DOWN: {
+    status: 503,
+    name: 'ServiceUnavailableError',
+    message: 'The server is shutting down: send the request to another instance, or retry.',
+  },
 } as const satisfies Record<string, { status: number; name: string; message: string }>;
 
 export type ErrorCode = keyof typeof errorCatalogue;
