@@ -1,4 +1,5 @@
 import { createRequire } from 'node:module';
+import rateLimit from '@fastify/rate-limit';
 import Fastify, {
   type FastifyBaseLogger,
   type FastifyInstance,
@@ -130,7 +131,13 @@ export async function buildApp(config: ServerConfig, deps: AppDeps): Promise<Fas
   );
   adminRoutes(app, db, revisions, adminOnly);
   userRoutes(app, db, adminOnly, now);
-  signupTokenRoutes(app, db, adminOnly, { publicUrl: config.publicUrl, now });
+  // Rate limits are per route (`config.rateLimit`); only public signup has one.
+  await app.register(rateLimit, { global: false });
+  signupTokenRoutes(app, db, adminOnly, {
+    publicUrl: config.publicUrl,
+    now,
+    signupsPerMinute: config.signupsPerMinute,
+  });
   await insightsRoutes(app, db, adminOnly, { now });
   dashboardRoutes(app);
 

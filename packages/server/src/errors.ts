@@ -54,6 +54,11 @@ export const errorCatalogue = {
     name: 'ContentTypeError',
     message: 'The content type is not supported; send application/json.',
   },
+  RATE_LIMITED: {
+    status: 429,
+    name: 'RateLimitError',
+    message: 'Too many requests from this address; try again in a minute.',
+  },
   INTERNAL: { status: 500, name: 'InternalError', message: 'Something went wrong on the server.' },
   SHUTTING_DOWN: {
     status: 503,

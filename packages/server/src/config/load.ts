@@ -28,7 +28,8 @@ function parseValue(spec: OptionSpec, name: string, raw: string): Parsed | Error
         : new Error(`${name} must be a port number (0-65535), got "${raw}"`);
     }
     case 'bytes':
-    case 'ms': {
+    case 'ms':
+    case 'count': {
       const value = Number(raw);
       return Number.isInteger(value) && value > 0
         ? value

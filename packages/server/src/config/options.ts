@@ -7,7 +7,16 @@ export interface OptionSpec {
   readonly key: keyof ServerConfig;
   /** Environment variables read, first set wins. */
   readonly env: readonly string[];
-  readonly type: 'port' | 'string' | 'url' | 'list' | 'level' | 'boolean' | 'bytes' | 'ms';
+  readonly type:
+    | 'port'
+    | 'string'
+    | 'url'
+    | 'list'
+    | 'level'
+    | 'boolean'
+    | 'bytes'
+    | 'ms'
+    | 'count';
   /** Default as written in the docs (and parsed like an env value); undefined = unset. */
   readonly default?: string;
   readonly doc: string;
@@ -30,6 +39,7 @@ export interface ServerConfig {
   readonly bodyLimitBytes: number;
   readonly importBodyLimitBytes: number;
   readonly revisionCheckMs: number;
+  readonly signupsPerMinute: number;
 }
 
 export const options: readonly OptionSpec[] = [
@@ -115,5 +125,12 @@ export const options: readonly OptionSpec[] = [
     type: 'ms',
     default: '1000',
     doc: 'How long the client API trusts its cached configuration revision before re-reading it (changes made by other server processes show up within this time; changes made by this process at once).',
+  },
+  {
+    key: 'signupsPerMinute',
+    env: ['SIGNUP_RATE_LIMIT_PER_MINUTE'],
+    type: 'count',
+    default: '20',
+    doc: 'Public signups (`POST /invite/:token/signup`) accepted per client address and minute; more get 429.',
   },
 ];

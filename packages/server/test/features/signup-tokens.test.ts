@@ -37,11 +37,18 @@ for (const backend of backends) {
       const opened = await backend.open();
       db = opened.db;
       cleanup = opened.cleanup;
-      app = await buildApp(testConfig({ publicUrl: new URL('https://flags.example.com/base/') }), {
-        db,
-        logger: false,
-        now: () => now,
-      });
+      app = await buildApp(
+        // The signup rate limit has a suite of its own below.
+        testConfig({
+          publicUrl: new URL('https://flags.example.com/base/'),
+          signupsPerMinute: 1000,
+        }),
+        {
+          db,
+          logger: false,
+          now: () => now,
+        },
+      );
     });
     after(async () => {
       await app.close();
@@ -389,3 +396,53 @@ for (const backend of backends) {
     });
   });
 }
+
+describe('public signup rate limit', () => {
+  it('accepts SIGNUP_RATE_LIMIT_PER_MINUTE signups per address and minute, then 429 without creating users', async () => {
+    const opened = await backends[0]!.open();
+    const app = await buildApp(testConfig({ signupsPerMinute: 3 }), {
+      db: opened.db,
+      logger: false,
+    });
+    try {
+      const created = await app.inject({
+        method: 'POST',
+        url: '/api/admin/invite-link/tokens',
+        headers: admin,
+        payload: { name: 'invite', expiresAt: new Date(Date.now() + 3_600_000).toISOString() },
+      });
+      const { secret } = created.json() as { secret: string };
+      const signup = (email: string, remoteAddress = '203.0.113.7') =>
+        app.inject({
+          method: 'POST',
+          url: `/invite/${secret}/signup`,
+          payload: { name: 'N', email },
+          remoteAddress,
+        });
+      const statuses = [];
+      for (let i = 0; i < 3; i++) statuses.push((await signup(`u${i}@example.com`)).statusCode);
+      // A refused body counts too: the limit is on attempts.
+      statuses.push((await signup('not-an-email')).statusCode);
+      assert.deepEqual(statuses, [201, 201, 201, 429]);
+      const users = await opened.db.query('SELECT email FROM users ORDER BY id');
+      const limited = await signup('late@example.com');
+      assert.equal(limited.statusCode, 429);
+      assert.ok(Number(limited.headers['retry-after']) > 0, 'Retry-After in seconds');
+      assert.deepEqual(limited.json(), {
+        name: 'RateLimitError',
+        message: 'Too many requests from this address; try again in a minute.',
+        details: [{ message: 'Too many requests from this address; try again in a minute.' }],
+      });
+      assert.deepEqual(await opened.db.query('SELECT email FROM users ORDER BY id'), users);
+      // Another address has its own allowance; the admin routes have no limit.
+      assert.equal((await signup('other@example.com', '198.51.100.9')).statusCode, 201);
+      for (let i = 0; i < 5; i++) {
+        const listed = await app.inject({ url: '/api/admin/invite-link/tokens', headers: admin });
+        assert.equal(listed.statusCode, 200);
+      }
+    } finally {
+      await app.close();
+      await opened.cleanup();
+    }
+  });
+});

@@ -30,6 +30,8 @@ export interface SignupTokenOptions {
   /** Base of the invite links (`PUBLIC_URL`). */
   publicUrl: URL;
   now: () => Date;
+  /** Signups accepted per client address and minute (`SIGNUP_RATE_LIMIT_PER_MINUTE`). */
+  signupsPerMinute: number;
 }
 
 const tokenParams = {
@@ -74,7 +76,7 @@ export function signupTokenRoutes(
   guard: (request: FastifyRequest) => Promise<void>,
   options: SignupTokenOptions,
 ): void {
-  const { publicUrl, now } = options;
+  const { publicUrl, now, signupsPerMinute } = options;
   const typed = app.withTypeProvider<JsonSchemaToTsProvider>();
   const render = async (token: StoredSignupToken) =>
     (await tokensJson(db, [token], publicUrl, now()))[0]!;
@@ -184,6 +186,14 @@ export function signupTokenRoutes(
     '/invite/:token/signup',
     {
       logSerializers: { req: maskedSecretRequest },
+      // Anyone holding a link can sign up: one address cannot create accounts in bulk.
+      config: {
+        rateLimit: {
+          max: signupsPerMinute,
+          timeWindow: 60_000,
+          errorResponseBuilder: () => new ApiError('RATE_LIMITED'),
+        },
+      },
       preValidation: rejectUnknownProperties(createInvitedUserSchema),
       schema: { params: tokenParams, body: createInvitedUserSchema, response: { 201: userSchema } },
     },
