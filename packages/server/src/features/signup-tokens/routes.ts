@@ -1,3 +1,4 @@
+import type { RateLimitOptions } from '@fastify/rate-limit';
 import type { JsonSchemaToTsProvider } from '@fastify/type-provider-json-schema-to-ts';
 import {
   createInvitedUserSchema,
@@ -25,6 +26,14 @@ import {
   tokensJson,
   updateSignupToken,
 } from './signup-token-store.js';
+
+// The plugin's own typing augments `fastify`, which does not reach this re-exported interface
+// under NodeNext resolution; the route option it reads is declared where the interface lives.
+declare module 'fastify/types/context.js' {
+  interface FastifyContextConfig {
+    rateLimit?: RateLimitOptions | false;
+  }
+}
 
 export interface SignupTokenOptions {
   /** Base of the invite links (`PUBLIC_URL`). */
