@@ -9,13 +9,12 @@
 // time over the responses it sent) depends far less on other load on the machine than req/s does.
 import { type ChildProcess, spawn, spawnSync } from 'node:child_process';
 import { readFileSync } from 'node:fs';
-import { createServer } from 'node:http';
-import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import autocannon from 'autocannon';
 import { realisticContexts, realisticPayload } from '../packages/proxy/test/fixtures/realistic.js';
 import { FakeUpstream } from '../packages/proxy/test/helpers/fake-upstream.js';
+import { evaluationRequest, freePort, waitReady } from './proxy-load.js';
 
 const CLIENT_KEY = 'bench-client-key';
 const DURATION_S = Number(process.env.BENCH_DURATION_S ?? 10);
@@ -64,15 +63,6 @@ interface Child {
   readonly base: string;
 }
 
-/** A port nobody listens on right now. */
-async function freePort(): Promise<number> {
-  const server = createServer();
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const { port } = server.address() as AddressInfo;
-  await new Promise((resolve) => server.close(resolve));
-  return port;
-}
-
 /**
  * flags-proxy as its users run it: the `flags-proxy` command, configured by environment variables,
  * ready once `/proxy/health` answers 200.
@@ -97,19 +87,8 @@ async function startCommand(upstreamUrl: string, env: Record<string, string> = {
     },
   });
   const base = `http://127.0.0.1:${port}`;
-  let exited = false;
-  child.on('exit', () => {
-    exited = true;
-  });
-  for (;;) {
-    if (exited) throw new Error('flags-proxy exited before it was ready');
-    const status = await fetch(`${base}/proxy/health`).then(
-      (response) => response.status,
-      () => 0,
-    );
-    if (status === 200) return { process: child, base };
-    await new Promise((resolve) => setTimeout(resolve, 50));
-  }
+  await waitReady(base, child);
+  return { process: child, base };
 }
 
 function startChild(
@@ -153,24 +132,7 @@ function peakRssMb(pid: number | undefined): number {
 type Scenario = 'GET' | 'POST';
 
 function requests(scenario: Scenario): autocannon.Request[] {
-  return realisticContexts(500).map((context) => {
-    if (scenario === 'POST') {
-      return {
-        method: 'POST',
-        path: '/proxy',
-        headers: { authorization: CLIENT_KEY, 'content-type': 'application/json' },
-        body: JSON.stringify({ context }),
-      };
-    }
-    const query = new URLSearchParams({
-      userId: context.userId,
-      sessionId: context.sessionId,
-      remoteAddress: context.remoteAddress,
-    });
-    for (const [name, value] of Object.entries(context.properties))
-      query.append(`properties[${name}]`, value);
-    return { method: 'GET', path: `/proxy?${query}`, headers: { authorization: CLIENT_KEY } };
-  });
+  return realisticContexts(500).map((context) => evaluationRequest(scenario, context, CLIENT_KEY));
 }
 
 interface Measure {

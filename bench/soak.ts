@@ -3,7 +3,7 @@
 // the fake upstream changes its payload every SOAK_UPDATE_MS (default 3000). Prints requests
 // served, errors and non-2xx answers (must be 0), the proxy's RSS at start/end/peak and the bound
 // (end ≤ start + SOAK_RSS_BOUND_MB, default 64), and exits non-zero when a check fails.
-import { type ChildProcess, spawn } from 'node:child_process';
+import { spawn } from 'node:child_process';
 import { createHash } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { createServer, type Server } from 'node:http';
@@ -12,6 +12,7 @@ import { fileURLToPath } from 'node:url';
 import type { ClientFeatures } from '@flags/schemas';
 import autocannon from 'autocannon';
 import { realisticContexts, realisticPayload } from '../packages/proxy/test/fixtures/realistic.js';
+import { evaluationRequest, freePort, waitReady } from './proxy-load.js';
 
 const SECONDS = Number(process.env.SOAK_SECONDS ?? 120);
 const UPDATE_MS = Number(process.env.SOAK_UPDATE_MS ?? 3000);
@@ -92,47 +93,11 @@ function rssMb(pid: number): number {
   return (kb * 1024) / MB;
 }
 
-async function freePort(): Promise<number> {
-  const server = createServer();
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const { port } = server.address() as AddressInfo;
-  await new Promise<void>((resolve) => server.close(() => resolve()));
-  return port;
-}
-
 function requests(): autocannon.Request[] {
-  return realisticContexts(500).flatMap((context) => {
-    const query = new URLSearchParams({
-      userId: context.userId,
-      sessionId: context.sessionId,
-      remoteAddress: context.remoteAddress,
-    });
-    for (const [name, value] of Object.entries(context.properties))
-      query.append(`properties[${name}]`, value);
-    return [
-      { method: 'GET', path: `/proxy?${query}`, headers: { authorization: CLIENT_KEY } },
-      {
-        method: 'POST',
-        path: '/proxy',
-        headers: { authorization: CLIENT_KEY, 'content-type': 'application/json' },
-        body: JSON.stringify({ context }),
-      },
-    ] satisfies autocannon.Request[];
-  });
-}
-
-async function waitReady(base: string, child: ChildProcess): Promise<void> {
-  const deadline = Date.now() + 30_000;
-  for (;;) {
-    if (child.exitCode !== null) throw new Error('flags-proxy exited at start');
-    const ok = await fetch(`${base}/proxy/health`).then(
-      (response) => response.status === 200,
-      () => false,
-    );
-    if (ok) return;
-    if (Date.now() > deadline) throw new Error('flags-proxy did not become ready');
-    await new Promise((resolve) => setTimeout(resolve, 100));
-  }
+  return realisticContexts(500).flatMap((context) => [
+    evaluationRequest('GET', context, CLIENT_KEY),
+    evaluationRequest('POST', context, CLIENT_KEY),
+  ]);
 }
 
 async function main(): Promise<number> {

@@ -1,0 +1,57 @@
+// What the proxy benchmark and the soak share: a free port, waiting for a flags-proxy process to
+// be ready, and the `GET /proxy` / `POST /proxy` requests of one context.
+import type { ChildProcess } from 'node:child_process';
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import type autocannon from 'autocannon';
+import type { realisticContexts } from '../packages/proxy/test/fixtures/realistic.js';
+
+type BenchContext = ReturnType<typeof realisticContexts>[number];
+
+/** A port nobody listens on right now. */
+export async function freePort(): Promise<number> {
+  const server = createServer();
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const { port } = server.address() as AddressInfo;
+  await new Promise<void>((resolve) => server.close(() => resolve()));
+  return port;
+}
+
+/** Resolves once `{base}/proxy/health` answers 200; fails if the process exits or 30 s pass. */
+export async function waitReady(base: string, child: ChildProcess): Promise<void> {
+  const deadline = Date.now() + 30_000;
+  for (;;) {
+    if (child.exitCode !== null) throw new Error('flags-proxy exited at start');
+    const ok = await fetch(`${base}/proxy/health`).then(
+      (response) => response.status === 200,
+      () => false,
+    );
+    if (ok) return;
+    if (Date.now() > deadline) throw new Error('flags-proxy did not become ready');
+    await new Promise((resolve) => setTimeout(resolve, 50));
+  }
+}
+
+/** `GET /proxy` with the context in the query, or `POST /proxy` with it in the body. */
+export function evaluationRequest(
+  method: 'GET' | 'POST',
+  context: BenchContext,
+  clientKey: string,
+): autocannon.Request {
+  if (method === 'POST') {
+    return {
+      method: 'POST',
+      path: '/proxy',
+      headers: { authorization: clientKey, 'content-type': 'application/json' },
+      body: JSON.stringify({ context }),
+    };
+  }
+  const query = new URLSearchParams({
+    userId: context.userId,
+    sessionId: context.sessionId,
+    remoteAddress: context.remoteAddress,
+  });
+  for (const [name, value] of Object.entries(context.properties))
+    query.append(`properties[${name}]`, value);
+  return { method: 'GET', path: `/proxy?${query}`, headers: { authorization: clientKey } };
+}
