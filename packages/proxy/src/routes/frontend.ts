@@ -1,5 +1,5 @@
 import { type Context, frontendRequestSchema, frontendResponseSchema } from '@flags/schemas';
-import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import type { FastifyInstance, FastifyReply, FastifyRequest, RouteHandlerMethod } from 'fastify';
 import type { ContextDefaults } from '../context/from-request.js';
 import { contextFromBody, contextFromQuery } from '../context/from-request.js';
 import { ProxyError } from '../errors.js';
@@ -65,7 +65,7 @@ export const evaluationDocs = {
 } as const;
 
 /** Reads `{ context, toggles? }` without a schema pass: the hot path checks by hand. */
-export function readEvaluationBody(body: unknown): EvaluationBody {
+function readEvaluationBody(body: unknown): EvaluationBody {
   if (body === undefined || body === null) return { context: undefined, toggles: undefined };
   if (typeof body !== 'object' || Array.isArray(body)) {
     throw new ProxyError('BAD_BODY', ['the body must be an object { context, toggles? }']);
@@ -85,7 +85,7 @@ export function readEvaluationBody(body: unknown): EvaluationBody {
 }
 
 /** Runs the enrichers when there are any; stays synchronous otherwise. */
-export function withContext(
+function withContext(
   enrichers: Enrichers,
   context: Context,
   render: (context: Context) => Rendered,
@@ -103,30 +103,13 @@ export function currentState(state: ProxyState): CompiledState {
   return state.current as CompiledState;
 }
 
-/** `GET /proxy` and `POST /proxy`: the toggles enabled for a context, or the named ones. */
-export function frontendRoutes(
-  app: FastifyInstance,
-  options: EvaluationRouteOptions,
-  done: () => void,
-): void {
-  const { state, authenticate, defaults, enrichers } = options;
-
-  const getOptions = {
-    onRequest: authenticate,
-    schema: evaluationSchema('The toggles enabled for the context in the query.', 'GET', false),
-    config: { docs: evaluationDocs.GET },
-  };
-  const postOptions = {
-    onRequest: authenticate,
-    schema: evaluationSchema(
-      'The toggles enabled for the context, or every named toggle (`toggles`).',
-      'POST',
-      false,
-    ),
-    config: { docs: evaluationDocs.POST },
-  };
-
-  app.get('/proxy', getOptions, function frontendGetEnabled(request, reply) {
+/**
+ * The `GET` handler of an evaluation route: context from the query, the toggles that are enabled
+ * (or, with `all`, every toggle).
+ */
+export function evaluateQuery(options: EvaluationRouteOptions, all: boolean): RouteHandlerMethod {
+  const { state, defaults, enrichers } = options;
+  return function evaluateQueryContext(request, reply) {
     const compiled = currentState(state);
     const context = contextFromQuery(
       request.query as Record<string, string | string[]>,
@@ -136,13 +119,20 @@ export function frontendRoutes(
     return withContext(
       enrichers,
       context,
-      (ctx) => renderEvaluations(compiled, ctx, false),
+      (ctx) => renderEvaluations(compiled, ctx, all),
       request,
       reply,
     );
-  });
+  };
+}
 
-  app.post('/proxy', postOptions, function frontendPostEvaluate(request, reply) {
+/**
+ * The `POST` handler of an evaluation route: `{ context, toggles? }`; every named toggle when
+ * `toggles` is given, else as `evaluateQuery`.
+ */
+export function evaluateBody(options: EvaluationRouteOptions, all: boolean): RouteHandlerMethod {
+  const { state, defaults, enrichers } = options;
+  return function evaluateBodyContext(request, reply) {
     const compiled = currentState(state);
     const body = readEvaluationBody(request.body);
     const context = contextFromBody(body.context, request.ip, defaults);
@@ -151,12 +141,42 @@ export function frontendRoutes(
       enrichers,
       context,
       names === undefined
-        ? (ctx) => renderEvaluations(compiled, ctx, false)
+        ? (ctx) => renderEvaluations(compiled, ctx, all)
         : (ctx) => renderNamed(compiled, ctx, names),
       request,
       reply,
     );
-  });
+  };
+}
 
+/** `GET /proxy` and `POST /proxy`: the toggles enabled for a context, or the named ones. */
+export function frontendRoutes(
+  app: FastifyInstance,
+  options: EvaluationRouteOptions,
+  done: () => void,
+): void {
+  const { authenticate } = options;
+  app.get(
+    '/proxy',
+    {
+      onRequest: authenticate,
+      schema: evaluationSchema('The toggles enabled for the context in the query.', 'GET', false),
+      config: { docs: evaluationDocs.GET },
+    },
+    evaluateQuery(options, false),
+  );
+  app.post(
+    '/proxy',
+    {
+      onRequest: authenticate,
+      schema: evaluationSchema(
+        'The toggles enabled for the context, or every named toggle (`toggles`).',
+        'POST',
+        false,
+      ),
+      config: { docs: evaluationDocs.POST },
+    },
+    evaluateBody(options, false),
+  );
   done();
 }
