@@ -1,4 +1,5 @@
 import type { FromSchema } from 'json-schema-to-ts';
+import { sdkInstanceProperties } from './register.js';
 
 /** The largest count accepted for one flag in one bucket (a PostgreSQL `integer`). */
 export const MAX_METRIC_COUNT = 2_147_483_647;
@@ -36,14 +37,7 @@ export const clientMetricsSchema = {
   type: 'object',
   required: ['appName'],
   properties: {
-    appName: { type: 'string', minLength: 1, maxLength: 255 },
-    instanceId: { type: ['string', 'null'], maxLength: 255 },
-    environment: { type: 'string', maxLength: 255 },
-    sdkVersion: { type: ['string', 'null'], maxLength: 255 },
-    platformName: { type: 'string' },
-    platformVersion: { type: 'string' },
-    yggdrasilVersion: { type: ['string', 'null'] },
-    specVersion: { type: 'string' },
+    ...sdkInstanceProperties,
     bucket: { ...metricsBucketSchema, type: ['object', 'null'] },
   },
 } as const;

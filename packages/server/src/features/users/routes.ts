@@ -1,5 +1,5 @@
 import type { JsonSchemaToTsProvider } from '@fastify/type-provider-json-schema-to-ts';
-import { roleSchema, userSchema } from '@flags/schemas';
+import { createInvitedUserSchema, roleSchema, userSchema } from '@flags/schemas';
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import type { Database } from '../../db/database.js';
 import { ApiError } from '../../errors.js';
@@ -25,10 +25,7 @@ const createUserSchema = {
   required: ['rootRole'],
   additionalProperties: false,
   properties: {
-    name: { type: 'string', minLength: 1, maxLength: 255 },
-    email: { type: 'string', format: 'email', maxLength: 255 },
-    username: { type: 'string', minLength: 1, maxLength: 255 },
-    password: { type: 'string', minLength: 8, maxLength: 256 },
+    ...createInvitedUserSchema.properties,
     rootRole: { type: ['integer', 'string'], minLength: 1, maxLength: 255 },
   },
 } as const;
