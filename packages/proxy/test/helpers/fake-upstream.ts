@@ -1,6 +1,6 @@
 import { createHash } from 'node:crypto';
-import { createServer, type IncomingHttpHeaders, type Server } from 'node:http';
-import type { AddressInfo } from 'node:net';
+import type { IncomingHttpHeaders, IncomingMessage, ServerResponse } from 'node:http';
+import { UpstreamServer } from './upstream-server.js';
 
 export interface RecordedRequest {
   readonly method: string;
@@ -27,7 +27,7 @@ export type UpstreamMode =
  * A real HTTP server standing in for the upstream client API: serves a payload with an ETag
  * (304 on a match), records every request, and can be switched to failure modes or shut down.
  */
-export class FakeUpstream {
+export class FakeUpstream extends UpstreamServer {
   readonly requests: RecordedRequest[] = [];
   mode: UpstreamMode = 'ok';
   /** Status answered to `POST /api/client/metrics` and `/register` (202 by default). */
@@ -35,20 +35,15 @@ export class FakeUpstream {
   retryAfter: string | undefined;
   private payload: unknown;
   private etag = '';
-  private server: Server | undefined;
-  private port = 0;
 
   constructor(payload: unknown) {
+    super();
     this.setPayload(payload);
   }
 
   setPayload(payload: unknown): void {
     this.payload = payload;
     this.etag = `"${createHash('sha1').update(JSON.stringify(payload)).digest('hex').slice(0, 16)}"`;
-  }
-
-  get url(): string {
-    return `http://127.0.0.1:${this.port}/api`;
   }
 
   featureRequests(): RecordedRequest[] {
@@ -71,31 +66,26 @@ export class FakeUpstream {
       .map((request) => JSON.parse(request.body));
   }
 
-  async start(port = 0): Promise<this> {
-    this.server = createServer((request, response) => {
-      const chunks: Buffer[] = [];
-      request.on('data', (chunk: Buffer) => chunks.push(chunk));
-      request.on('end', () => {
-        const url = new URL(request.url ?? '/', 'http://upstream');
-        this.requests.push({
-          method: request.method ?? '',
-          path: url.pathname,
-          query: url.searchParams,
-          headers: request.headers,
-          body: Buffer.concat(chunks).toString('utf8'),
-          at: Date.now(),
-          status: url.pathname === '/api/client/features' ? 0 : this.reportStatus,
-        });
-        if (url.pathname !== '/api/client/features') {
-          response.writeHead(this.reportStatus).end();
-          return;
-        }
-        this.answerFeatures(request.headers, response);
+  protected handle(request: IncomingMessage, response: ServerResponse): void {
+    const chunks: Buffer[] = [];
+    request.on('data', (chunk: Buffer) => chunks.push(chunk));
+    request.on('end', () => {
+      const url = new URL(request.url ?? '/', 'http://upstream');
+      this.requests.push({
+        method: request.method ?? '',
+        path: url.pathname,
+        query: url.searchParams,
+        headers: request.headers,
+        body: Buffer.concat(chunks).toString('utf8'),
+        at: Date.now(),
+        status: url.pathname === '/api/client/features' ? 0 : this.reportStatus,
       });
+      if (url.pathname !== '/api/client/features') {
+        response.writeHead(this.reportStatus).end();
+        return;
+      }
+      this.answerFeatures(request.headers, response);
     });
-    await new Promise<void>((resolve) => this.server?.listen(port, '127.0.0.1', resolve));
-    this.port = (this.server.address() as AddressInfo).port;
-    return this;
   }
 
   private answerFeatures(
@@ -138,18 +128,5 @@ export class FakeUpstream {
           .writeHead(200, { 'content-type': 'application/json', etag: this.etag })
           .end(JSON.stringify(this.payload));
     }
-  }
-
-  /** Stops answering (connections refused) until `start(samePort)`. */
-  async stop(): Promise<void> {
-    const server = this.server;
-    if (server === undefined) return;
-    this.server = undefined;
-    server.closeAllConnections();
-    await new Promise<void>((resolve) => server.close(() => resolve()));
-  }
-
-  async restart(): Promise<void> {
-    await this.start(this.port);
   }
 }

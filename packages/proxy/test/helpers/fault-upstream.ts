@@ -1,5 +1,5 @@
-import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
-import type { AddressInfo } from 'node:net';
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import { UpstreamServer } from './upstream-server.js';
 
 /** How the fault upstream answers one `GET /api/client/features`. */
 export type FeaturesAnswer = (request: IncomingMessage, response: ServerResponse) => void;
@@ -14,20 +14,15 @@ export interface Poll {
  * which measures what the proxy does to it: when each poll arrived and how many were in flight at
  * once. Other paths (register, metrics) get 202.
  */
-export class FaultUpstream {
+export class FaultUpstream extends UpstreamServer {
   readonly polls: Poll[] = [];
   inFlight = 0;
   maxInFlight = 0;
   answer: FeaturesAnswer;
-  private server: Server | undefined;
-  private port = 0;
 
   constructor(answer: FeaturesAnswer) {
+    super();
     this.answer = answer;
-  }
-
-  get url(): string {
-    return `http://127.0.0.1:${this.port}/api`;
   }
 
   /** Gaps between consecutive polls since `from` (epoch ms), in ms. */
@@ -36,53 +31,25 @@ export class FaultUpstream {
     return times.slice(1).map((at, i) => at - (times[i] as number));
   }
 
-  async start(port = 0): Promise<this> {
-    const server = createServer((request, response) => {
-      const path = (request.url ?? '/').split('?', 1)[0];
-      if (path !== '/api/client/features') {
-        request.resume();
-        request.on('end', () => response.writeHead(202).end());
-        return;
-      }
-      this.polls.push({ at: Date.now(), ifNoneMatch: request.headers['if-none-match'] });
-      this.inFlight++;
-      this.maxInFlight = Math.max(this.maxInFlight, this.inFlight);
-      let open = true;
-      const finished = () => {
-        if (!open) return;
-        open = false;
-        this.inFlight--;
-      };
-      response.on('close', finished);
-      response.on('finish', finished);
-      this.answer(request, response);
-    });
-    await new Promise<void>((resolve) => server.listen(port, '127.0.0.1', resolve));
-    this.server = server;
-    this.port = (server.address() as AddressInfo).port;
-    return this;
-  }
-
-  /** Refuses connections from now on (until `start(port)` again). */
-  async stop(): Promise<void> {
-    const server = this.server;
-    if (server === undefined) return;
-    this.server = undefined;
-    server.closeAllConnections();
-    await new Promise<void>((resolve) => server.close(() => resolve()));
-  }
-
-  async restart(): Promise<void> {
-    await this.start(this.port);
-  }
-
-  /** A free port that nothing listens on (for "down at start"). */
-  static async freePort(): Promise<number> {
-    const server = createServer();
-    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-    const { port } = server.address() as AddressInfo;
-    await new Promise<void>((resolve) => server.close(() => resolve()));
-    return port;
+  protected handle(request: IncomingMessage, response: ServerResponse): void {
+    const path = (request.url ?? '/').split('?', 1)[0];
+    if (path !== '/api/client/features') {
+      request.resume();
+      request.on('end', () => response.writeHead(202).end());
+      return;
+    }
+    this.polls.push({ at: Date.now(), ifNoneMatch: request.headers['if-none-match'] });
+    this.inFlight++;
+    this.maxInFlight = Math.max(this.maxInFlight, this.inFlight);
+    let open = true;
+    const finished = () => {
+      if (!open) return;
+      open = false;
+      this.inFlight--;
+    };
+    response.on('close', finished);
+    response.on('finish', finished);
+    this.answer(request, response);
   }
 }
 
