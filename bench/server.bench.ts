@@ -13,6 +13,7 @@ import { fileURLToPath } from 'node:url';
 import { buildApp, type Database, loadConfig, openPglite, openPostgres } from '@flags/server';
 import autocannon from 'autocannon';
 import pg from 'pg';
+import { seededRandom } from '../test/helpers/seeded-random.js';
 
 const REFERENCE = { fullReqPerSec: 107, notModifiedReqPerSec: 713, importSecondsFor400: 20.5 };
 const TARGET = { importSeconds: 5, ratio: 10 };
@@ -20,20 +21,9 @@ const ADMIN = 'bench-admin-token';
 const CLIENT = '*:development.bench-client-token';
 const POSTGRES_URL = process.env.TEST_DATABASE_URL || 'postgres://postgres@127.0.0.1:5432/test';
 
-function generator(seed: number): () => number {
-  let state = seed >>> 0;
-  return () => {
-    state = (state + 0x6d2b79f5) >>> 0;
-    let t = state;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
-
 /** An import payload of `count` flags with 3 strategies each (constraints, variants, tags). */
 function importPayload(count: number) {
-  const rand = generator(4242);
+  const rand = seededRandom(4242);
   const pick = <T>(list: readonly T[]) => list[Math.floor(rand() * list.length)]!;
   const regions = ['eu-west', 'eu-north', 'us-east', 'us-west', 'ap-south', 'ap-east', 'sa-east'];
   const features = [];

@@ -2,24 +2,13 @@ import assert from 'node:assert/strict';
 import { connect } from 'node:net';
 import { setFlagsFromString } from 'node:v8';
 import { runInNewContext } from 'node:vm';
+import { seededRandom } from './seeded-random.js';
 
 /**
  * Hostile input for the fuzz suites of both services: a seeded generator (runs are reproducible
  * from the seed), prototype-pollution probes, a heap measurement after GC and a raw-socket client
  * for what an HTTP library would refuse to send.
  */
-
-/** mulberry32: small, fast, good enough to pick test inputs; the same seed gives the same run. */
-export function seededRandom(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
 
 const LONE_SURROGATE = /[\ud800-\udbff](?![\udc00-\udfff])|(?<![\ud800-\udbff])[\udc00-\udfff]/g;
 
