@@ -1,21 +1,10 @@
-// What the proxy benchmark and the soak share: a free port, waiting for a flags-proxy process to
-// be ready, and the `GET /proxy` / `POST /proxy` requests of one context.
+// What the proxy benchmark and the soak share: waiting for a flags-proxy process to be ready, and
+// the `GET /proxy` / `POST /proxy` requests of one context.
 import type { ChildProcess } from 'node:child_process';
-import { createServer } from 'node:http';
-import type { AddressInfo } from 'node:net';
 import type autocannon from 'autocannon';
 import type { realisticContexts } from '../packages/proxy/test/fixtures/realistic.js';
 
 type BenchContext = ReturnType<typeof realisticContexts>[number];
-
-/** A port nobody listens on right now. */
-export async function freePort(): Promise<number> {
-  const server = createServer();
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const { port } = server.address() as AddressInfo;
-  await new Promise<void>((resolve) => server.close(() => resolve()));
-  return port;
-}
 
 /** Resolves once `{base}/proxy/health` answers 200; fails if the process exits or 30 s pass. */
 export async function waitReady(base: string, child: ChildProcess): Promise<void> {

@@ -14,7 +14,8 @@ import { fileURLToPath } from 'node:url';
 import autocannon from 'autocannon';
 import { realisticContexts, realisticPayload } from '../packages/proxy/test/fixtures/realistic.js';
 import { FakeUpstream } from '../packages/proxy/test/helpers/fake-upstream.js';
-import { evaluationRequest, freePort, waitReady } from './proxy-load.js';
+import { freePort } from '../test/helpers/processes.js';
+import { evaluationRequest, waitReady } from './proxy-load.js';
 
 const CLIENT_KEY = 'bench-client-key';
 const DURATION_S = Number(process.env.BENCH_DURATION_S ?? 10);

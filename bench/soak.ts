@@ -12,7 +12,8 @@ import { fileURLToPath } from 'node:url';
 import type { ClientFeatures } from '@flags/schemas';
 import autocannon from 'autocannon';
 import { realisticContexts, realisticPayload } from '../packages/proxy/test/fixtures/realistic.js';
-import { evaluationRequest, freePort, waitReady } from './proxy-load.js';
+import { freePort } from '../test/helpers/processes.js';
+import { evaluationRequest, waitReady } from './proxy-load.js';
 
 const SECONDS = Number(process.env.SOAK_SECONDS ?? 120);
 const UPDATE_MS = Number(process.env.SOAK_UPDATE_MS ?? 3000);

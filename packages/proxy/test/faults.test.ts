@@ -4,6 +4,7 @@ import { after, describe, it } from 'node:test';
 import { createProxy, type ProxyApp, type ProxyOptions } from '@flags/proxy';
 import type { ClientFeatures } from '@flags/schemas';
 import { Agent, request } from 'undici';
+import { freePort } from '../../../test/helpers/processes.js';
 import { smallPayload } from './fixtures/small.js';
 import {
   FaultUpstream,
@@ -93,7 +94,7 @@ const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
 describe('upstream down at start', () => {
   it('answers 503 Not Ready until the first sync, then serves within one poll delay of the upstream returning', async () => {
-    const port = await FaultUpstream.freePort();
+    const port = await freePort();
     const h = await proxyOn(`http://127.0.0.1:${port}/api`);
     const upstream = new FaultUpstream(servePayload(smallPayload, '"v1"'));
     try {

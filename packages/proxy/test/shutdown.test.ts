@@ -1,14 +1,13 @@
 import assert from 'node:assert/strict';
-import { type ChildProcess, spawn } from 'node:child_process';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, it } from 'node:test';
 import { fileURLToPath } from 'node:url';
 import { Agent, request } from 'undici';
+import { freePort, spawnEntry } from '../../../test/helpers/processes.js';
 import { smallPayload } from './fixtures/small.js';
 import { FakeUpstream } from './helpers/fake-upstream.js';
-import { FaultUpstream } from './helpers/fault-upstream.js';
 import { API_TOKEN, CLIENT_KEY } from './helpers/proxy.js';
 
 /**
@@ -17,30 +16,8 @@ import { API_TOKEN, CLIENT_KEY } from './helpers/proxy.js';
  */
 
 const MAIN = fileURLToPath(new URL('../src/main.ts', import.meta.url));
-const ROOT = fileURLToPath(new URL('../../../', import.meta.url));
 const IN_FLIGHT = 40;
 const ENRICHER_DELAY_MS = 1000;
-
-function spawnProxy(env: Record<string, string>): {
-  child: ChildProcess;
-  exited: Promise<number | null>;
-  output: () => string;
-} {
-  const child = spawn(process.execPath, ['--conditions=source', '--import', 'tsx', MAIN], {
-    cwd: ROOT,
-    env: { PATH: process.env.PATH ?? '', ...env },
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
-  let output = '';
-  child.stdout?.on('data', (chunk) => {
-    output += String(chunk);
-  });
-  child.stderr?.on('data', (chunk) => {
-    output += String(chunk);
-  });
-  const exited = new Promise<number | null>((resolve) => child.on('exit', (code) => resolve(code)));
-  return { child, exited, output: () => output };
-}
 
 describe('flags-proxy on SIGTERM', () => {
   it('finishes in-flight requests, refuses new connections, flushes usage metrics and exits 0', async () => {
@@ -52,9 +29,9 @@ describe('flags-proxy on SIGTERM', () => {
       enricher,
       `export default [async (context) => { await new Promise((r) => setTimeout(r, ${ENRICHER_DELAY_MS})); return context; }];\n`,
     );
-    const port = await FaultUpstream.freePort();
+    const port = await freePort();
     const base = `http://127.0.0.1:${port}`;
-    const proxy = spawnProxy({
+    const proxy = spawnEntry(MAIN, {
       FLAGS_URL: upstream.url,
       FLAGS_API_TOKEN: API_TOKEN,
       FLAGS_PROXY_CLIENT_KEYS: CLIENT_KEY,

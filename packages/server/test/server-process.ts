@@ -1,14 +1,12 @@
-import { type ChildProcess, spawn } from 'node:child_process';
-import { createServer } from 'node:net';
 import { fileURLToPath } from 'node:url';
 import type { ImportRequest } from '@flags/schemas';
 import { type Dispatcher, request } from 'undici';
+import { freePort, type SpawnedEntry, spawnEntry } from '../../../test/helpers/processes.js';
 import { ADMIN_TOKEN, admin, DEV_TOKEN } from './helpers.js';
 
 /** flags-server as a child process, and import payloads large enough to take a while. */
 
 const MAIN = fileURLToPath(new URL('../src/main.ts', import.meta.url));
-const ROOT = fileURLToPath(new URL('../../../', import.meta.url));
 
 /** `count` flags with three strategies each; `variant` changes every value but the names. */
 export function bigImport(count: number, variant: number): ImportRequest {
@@ -70,59 +68,35 @@ export function bigImport(count: number, variant: number): ImportRequest {
   } as unknown as ImportRequest;
 }
 
-export async function freePort(): Promise<number> {
-  const server = createServer();
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const { port } = server.address() as { port: number };
-  await new Promise<void>((resolve) => server.close(() => resolve()));
-  return port;
-}
-
-export interface ServerProcess {
-  readonly child: ChildProcess;
+export interface ServerProcess extends SpawnedEntry {
   readonly base: string;
-  readonly exited: Promise<number | null>;
-  output(): string;
 }
 
 /** `flags-server` as its own process on the given storage; resolves once it answers /health. */
 export async function spawnServer(env: Record<string, string>): Promise<ServerProcess> {
   const port = await freePort();
-  const child = spawn(process.execPath, ['--conditions=source', '--import', 'tsx', MAIN], {
-    cwd: ROOT,
-    env: {
-      PATH: process.env.PATH ?? '',
-      SERVER_PORT: String(port),
-      SERVER_HOST: '127.0.0.1',
-      FLAGS_ADMIN_TOKENS: ADMIN_TOKEN,
-      FLAGS_CLIENT_TOKENS: DEV_TOKEN,
-      LOG_LEVEL: 'warn',
-      JSON_LOGGER: 'true',
-      ...env,
-    },
-    stdio: ['ignore', 'pipe', 'pipe'],
+  const { child, exited, output } = spawnEntry(MAIN, {
+    SERVER_PORT: String(port),
+    SERVER_HOST: '127.0.0.1',
+    FLAGS_ADMIN_TOKENS: ADMIN_TOKEN,
+    FLAGS_CLIENT_TOKENS: DEV_TOKEN,
+    LOG_LEVEL: 'warn',
+    JSON_LOGGER: 'true',
+    ...env,
   });
-  let output = '';
-  child.stdout?.on('data', (chunk) => {
-    output += String(chunk);
-  });
-  child.stderr?.on('data', (chunk) => {
-    output += String(chunk);
-  });
-  const exited = new Promise<number | null>((resolve) => child.on('exit', (code) => resolve(code)));
   const base = `http://127.0.0.1:${port}`;
   const deadline = Date.now() + 60_000;
   for (;;) {
-    if (child.exitCode !== null) throw new Error(`flags-server exited at start: ${output}`);
+    if (child.exitCode !== null) throw new Error(`flags-server exited at start: ${output()}`);
     try {
       const health = await request(`${base}/health`);
       await health.body.dump();
       if (health.statusCode === 200) break;
     } catch {}
-    if (Date.now() > deadline) throw new Error(`flags-server did not start: ${output}`);
+    if (Date.now() > deadline) throw new Error(`flags-server did not start: ${output()}`);
     await new Promise((resolve) => setTimeout(resolve, 100));
   }
-  return { child, base, exited, output: () => output };
+  return { child, base, exited, output };
 }
 
 export async function postImport(

@@ -36,13 +36,4 @@ export abstract class UpstreamServer {
   async restart(): Promise<void> {
     await this.start(this.port);
   }
-
-  /** A free port that nothing listens on (for "down at start"). */
-  static async freePort(): Promise<number> {
-    const server = createServer();
-    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-    const { port } = server.address() as AddressInfo;
-    await new Promise<void>((resolve) => server.close(() => resolve()));
-    return port;
-  }
 }
