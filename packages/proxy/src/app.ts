@@ -1,5 +1,4 @@
 import Fastify, { type FastifyBaseLogger, type FastifyInstance } from 'fastify';
-import type { Dispatcher } from 'undici';
 import { KeyChecker } from './auth/client-keys.js';
 import type { ProxyConfig } from './config/load.js';
 import type { ContextEnricher, Logger } from './config/options.js';
@@ -18,6 +17,7 @@ import { ofrepRoutes } from './routes/ofrep.js';
 import { prometheusRoutes } from './routes/prometheus.js';
 import { registerRoutes } from './routes/register.js';
 import type { ProxyState } from './state.js';
+import type { UpstreamClient } from './sync/http-client.js';
 import type { UsageAggregator } from './usage/aggregator.js';
 
 export interface AppDeps {
@@ -30,8 +30,8 @@ export interface AppDeps {
   readonly onClose?: () => Promise<void>;
   /** Counts frontend usage reports; absent when usage metrics are off. */
   readonly usage?: UsageAggregator;
-  /** Upstream dispatcher for forwarded SDK registrations (none: not forwarded). */
-  readonly dispatcher?: Dispatcher;
+  /** Upstream client for forwarded SDK registrations (none: not forwarded). */
+  readonly upstream?: UpstreamClient;
   /** The sync loop's last successful check, for Prometheus. */
   readonly clock?: FetchClock;
 }
@@ -149,7 +149,7 @@ export async function buildApp(config: ProxyConfig, deps: AppDeps): Promise<Fast
   await app.register(registerRoutes, {
     prefix: config.proxyBasePath,
     config,
-    dispatcher: deps.dispatcher,
+    upstream: deps.upstream,
     log,
     authenticate: sdkAuth,
   });

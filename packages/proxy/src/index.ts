@@ -8,9 +8,9 @@ import { ProxyState } from './state.js';
 import { FileBackup } from './sync/backup-file.js';
 import { RedisBackup } from './sync/backup-redis.js';
 import { backupKey, loadBackup, loadBootstrap, saveSnapshots } from './sync/fallbacks.js';
+import { createUpstreamClient } from './sync/http-client.js';
 import { Poller } from './sync/poller.js';
 import { registerUpstream } from './sync/register.js';
-import { createDispatcher } from './sync/upstream.js';
 import { UsageAggregator } from './usage/aggregator.js';
 import { MetricsReporter } from './usage/reporter.js';
 
@@ -27,6 +27,13 @@ export { options as optionTable } from './config/options.js';
 export { CompiledState, ProxyState } from './state.js';
 export { FileBackup } from './sync/backup-file.js';
 export { RedisBackup } from './sync/backup-redis.js';
+export {
+  createUpstreamClient,
+  type UpstreamClient,
+  type UpstreamClientOptions,
+  type UpstreamRequestInit,
+  type UpstreamResponse,
+} from './sync/http-client.js';
 export { Poller } from './sync/poller.js';
 export { UsageAggregator } from './usage/aggregator.js';
 export { MetricsReporter } from './usage/reporter.js';
@@ -65,13 +72,13 @@ export async function createProxy(
     // Enrichers may add anything to a context, so its JSON no longer pins down the answer.
     enrichers.length > 0 ? 0 : config.answerCacheBytes,
   );
-  const dispatcher = createDispatcher(config);
-  const poller = new Poller(config, state, log, dispatcher);
+  const upstream = createUpstreamClient(config);
+  const poller = new Poller(config, state, log, upstream);
   const usage = new UsageAggregator({
     appName: config.flagsAppName,
     environment: config.environment,
   });
-  const reporter = new MetricsReporter(config, usage, dispatcher, log);
+  const reporter = new MetricsReporter(config, usage, upstream, log);
   // Evaluations are counted from the moment a snapshot exists (usage metrics on only).
   if (reporter.enabled) {
     state.onUpdate((compiled) => {
@@ -85,7 +92,7 @@ export async function createProxy(
     await poller.idle();
     await reporter.stop();
     await storage?.close();
-    await dispatcher.close();
+    await upstream.close();
   };
   const app = await buildApp(config, {
     state,
@@ -93,7 +100,7 @@ export async function createProxy(
     enrichers,
     onClose,
     usage: reporter.enabled ? usage : undefined,
-    dispatcher,
+    upstream,
     clock: poller,
   });
   if (storage !== undefined) saveSnapshots(state, storage, backupKey(config), log);
@@ -104,10 +111,10 @@ export async function createProxy(
   };
   if (storage !== undefined)
     void loadBackup(state, storage, backupKey(config), log).then(markReady);
-  void loadBootstrap(config, state, dispatcher, log).then(markReady);
+  void loadBootstrap(config, state, upstream, log).then(markReady);
   void registerUpstream(
     config,
-    dispatcher,
+    upstream,
     log,
     strategies.map((strategy) => strategy.name),
   );

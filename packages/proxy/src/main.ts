@@ -1,13 +1,6 @@
 #!/usr/bin/env node
-import { setFlagsFromString } from 'node:v8';
 import { ConfigError } from './config/load.js';
 import { createProxy } from './index.js';
-
-// undici parses HTTP with llhttp compiled to WebAssembly, and V8 recompiles its hot parts with the
-// optimizing compiler in the background: a transient ~30 MB for a parser that reads one upstream
-// answer every few seconds. Baseline-compiled WebAssembly is fast enough for that. Set here, in
-// the command, before the first upstream request; in-code users keep their own V8 settings.
-setFlagsFromString('--liftoff-only');
 
 /** The `flags-proxy` command: configuration from the environment, listen, stop on signals. */
 async function main(): Promise<void> {

@@ -1,7 +1,6 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { loadConfig, Poller, ProxyState } from '@flags/proxy';
-import { Agent } from 'undici';
+import { createUpstreamClient, loadConfig, Poller, ProxyState } from '@flags/proxy';
 import { smallPayload } from './fixtures/small.js';
 import { FakeUpstream } from './helpers/fake-upstream.js';
 import { RecordingLogger } from './helpers/recording-logger.js';
@@ -12,11 +11,11 @@ function poller(upstreamUrl: string, random: () => number) {
     { flagsUrl: upstreamUrl, flagsApiToken: 't', clientKeys: ['k'], refreshInterval: 100 },
   );
   const state = new ProxyState();
-  const dispatcher = new Agent();
+  const client = createUpstreamClient(config);
   return {
-    poller: new Poller(config, state, new RecordingLogger(), dispatcher, { random }),
+    poller: new Poller(config, state, new RecordingLogger(), client, { random }),
     state,
-    dispatcher,
+    client,
   };
 }
 
@@ -39,7 +38,7 @@ describe('poller delays', () => {
 
   it('honours Retry-After on 429 and keeps the snapshot', async () => {
     const upstream = await new FakeUpstream(smallPayload).start();
-    const { poller: p, state, dispatcher } = poller(upstream.url, () => 0);
+    const { poller: p, state, client } = poller(upstream.url, () => 0);
     try {
       assert.equal(await p.poll(), 'updated');
       assert.equal(await p.poll(), 'unchanged');
@@ -50,7 +49,7 @@ describe('poller delays', () => {
       assert.ok(state.ready);
       assert.equal(state.current?.payload.features.length, smallPayload.features.length);
     } finally {
-      await dispatcher.close();
+      await client.close();
       await upstream.stop();
     }
   });

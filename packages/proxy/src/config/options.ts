@@ -128,7 +128,7 @@ export const options: readonly OptionSpec[] = [
     env: ['FLAGS_UPSTREAM_TIMEOUT_MS'],
     type: 'ms',
     default: '10000',
-    doc: 'Timeout of each upstream request, ms.',
+    doc: 'Timeout of each upstream request (connecting, headers and body), ms.',
   },
   {
     option: 'environment',

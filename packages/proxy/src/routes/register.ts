@@ -1,8 +1,8 @@
 import { type ClientRegister, clientRegisterSchema } from '@flags/schemas';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import { type Dispatcher, request } from 'undici';
 import type { ProxyConfig } from '../config/load.js';
 import type { Logger } from '../config/options.js';
+import type { UpstreamClient } from '../sync/http-client.js';
 import { upstreamHeaders } from '../sync/upstream.js';
 import { errorResponses, SERVER_SIDE_TAG, textResponse } from './docs.js';
 
@@ -12,7 +12,7 @@ const MAX_FORWARDS_IN_FLIGHT = 16;
 export interface RegisterRouteOptions {
   readonly config: ProxyConfig;
   /** `undefined`: registrations are answered but not forwarded. */
-  readonly dispatcher: Dispatcher | undefined;
+  readonly upstream: UpstreamClient | undefined;
   readonly log: Logger;
   readonly authenticate: (request: FastifyRequest, reply: FastifyReply, done: () => void) => void;
 }
@@ -27,28 +27,26 @@ export function registerRoutes(
   options: RegisterRouteOptions,
   done: () => void,
 ): void {
-  const { config, dispatcher, log, authenticate } = options;
+  const { config, upstream, log, authenticate } = options;
   const url = new URL('client/register', config.flagsUrl);
   const headers = { ...upstreamHeaders(config), 'content-type': 'application/json' };
   let inFlight = 0;
 
-  const forward = async (body: ClientRegister, via: Dispatcher) => {
+  const forward = async (body: ClientRegister, via: UpstreamClient) => {
     inFlight++;
     try {
-      const response = await request(url, {
+      const response = await via.request(url, {
         method: 'POST',
-        dispatcher: via,
         headers,
         body: JSON.stringify(
           config.environment === undefined ? body : { ...body, environment: config.environment },
         ),
-        headersTimeout: config.upstreamTimeoutMs,
-        bodyTimeout: config.upstreamTimeoutMs,
+        timeoutMs: config.upstreamTimeoutMs,
       });
-      await response.body.dump();
-      if (response.statusCode >= 300) {
+      await response.dump();
+      if (response.status >= 300) {
         log.warn(
-          { status: response.statusCode, appName: body.appName },
+          { status: response.status, appName: body.appName },
           'upstream refused a forwarded SDK registration',
         );
       }
@@ -74,10 +72,9 @@ export function registerRoutes(
       onRequest: authenticate,
     },
     function clientPostRegister(request, reply) {
-      if (dispatcher === undefined)
-        log.debug({}, 'no upstream dispatcher; registration not forwarded');
+      if (upstream === undefined) log.debug({}, 'no upstream client; registration not forwarded');
       else if (inFlight < MAX_FORWARDS_IN_FLIGHT)
-        void forward(request.body as ClientRegister, dispatcher);
+        void forward(request.body as ClientRegister, upstream);
       else log.debug({}, 'too many registrations in flight; not forwarding this one');
       return reply.code(200).type('text/plain; charset=utf-8').send('OK');
     },

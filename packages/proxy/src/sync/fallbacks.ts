@@ -1,8 +1,8 @@
 import type { ClientFeatures } from '@flags/schemas';
-import { type Dispatcher, request } from 'undici';
 import type { ProxyConfig } from '../config/load.js';
 import type { Logger, StorageProvider } from '../config/options.js';
 import type { ProxyState } from '../state.js';
+import type { UpstreamClient } from './http-client.js';
 import { upstreamHeaders } from './upstream.js';
 import { payloadProblem } from './validate.js';
 
@@ -74,7 +74,7 @@ export async function loadBackup(
 export async function loadBootstrap(
   config: ProxyConfig,
   state: ProxyState,
-  dispatcher: Dispatcher,
+  upstream: UpstreamClient,
   log: Logger,
 ): Promise<boolean> {
   const bootstrap = config.bootstrap;
@@ -83,22 +83,17 @@ export async function loadBootstrap(
   delete headers.authorization;
   if (bootstrap.authorization !== undefined) headers.authorization = bootstrap.authorization;
   try {
-    const response = await request(bootstrap.url, {
+    const response = await upstream.request(bootstrap.url, {
       method: 'GET',
       headers,
-      dispatcher,
-      headersTimeout: config.upstreamTimeoutMs,
-      bodyTimeout: config.upstreamTimeoutMs,
+      timeoutMs: config.upstreamTimeoutMs,
     });
-    if (response.statusCode !== 200) {
-      await response.body.dump();
-      log.warn(
-        { status: response.statusCode, url: bootstrap.url.href },
-        'bootstrap request failed',
-      );
+    if (response.status !== 200) {
+      await response.dump();
+      log.warn({ status: response.status, url: bootstrap.url.href }, 'bootstrap request failed');
       return false;
     }
-    return applyIfNotReady(state, await response.body.json(), 'bootstrap', log);
+    return applyIfNotReady(state, JSON.parse(await response.text()), 'bootstrap', log);
   } catch (error) {
     log.warn(
       { err: error instanceof Error ? error.message : String(error), url: bootstrap.url.href },

@@ -1,8 +1,8 @@
 import type { ClientFeatures } from '@flags/schemas';
-import { type Dispatcher, request } from 'undici';
 import type { ProxyConfig } from '../config/load.js';
 import type { Logger } from '../config/options.js';
 import type { ProxyState } from '../state.js';
+import type { UpstreamClient } from './http-client.js';
 import { featuresUrl, upstreamHeaders } from './upstream.js';
 import { payloadProblem } from './validate.js';
 
@@ -46,7 +46,7 @@ export class Poller {
     private readonly config: ProxyConfig,
     private readonly state: ProxyState,
     private readonly log: Logger,
-    private readonly dispatcher: Dispatcher,
+    private readonly upstream: UpstreamClient,
     timing: PollerTiming = {},
   ) {
     this.url = featuresUrl(config);
@@ -123,23 +123,21 @@ export class Poller {
   private async fetchOnce(): Promise<PollOutcome> {
     const headers: Record<string, string> =
       this.etag === undefined ? this.headers : { ...this.headers, 'if-none-match': this.etag };
-    const response = await request(this.url, {
+    const response = await this.upstream.request(this.url, {
       method: 'GET',
       headers,
-      dispatcher: this.dispatcher,
-      headersTimeout: this.config.upstreamTimeoutMs,
-      bodyTimeout: this.config.upstreamTimeoutMs,
+      timeoutMs: this.config.upstreamTimeoutMs,
     });
-    const status = response.statusCode;
+    const status = response.status;
     if (status === 304) {
-      await response.body.dump();
+      await response.dump();
       this.recovered();
       this.state.touch();
       this.lastCheckMs = Date.now();
       return 'unchanged';
     }
     if (status === 401 || status === 403) {
-      await response.body.dump();
+      await response.dump();
       this.log.error(
         { status, url: this.url.href },
         `upstream rejected the API token (${status}): check FLAGS_API_TOKEN (a client token of the upstream). Serving the last good snapshot and retrying slowly.`,
@@ -147,7 +145,7 @@ export class Poller {
       return 'unauthorized';
     }
     if (status < 200 || status >= 300) {
-      await response.body.dump();
+      await response.dump();
       this.retryAfterMs = parseRetryAfter(response.headers['retry-after']);
       this.warnOnce(
         { status, url: this.url.href },
@@ -155,7 +153,7 @@ export class Poller {
       );
       return 'failed';
     }
-    const text = await response.body.text();
+    const text = await response.text();
     let payload: unknown;
     try {
       payload = JSON.parse(text);

@@ -1,6 +1,6 @@
-import { type Dispatcher, request } from 'undici';
 import type { ProxyConfig } from '../config/load.js';
 import type { Logger } from '../config/options.js';
+import type { UpstreamClient } from './http-client.js';
 import { PROXY_VERSION, upstreamHeaders } from './upstream.js';
 
 const BUILT_IN_STRATEGIES = [
@@ -39,23 +39,21 @@ export function registrationBody(
 /** Registers this proxy upstream once; a failure is logged and does not stop the proxy. */
 export async function registerUpstream(
   config: ProxyConfig,
-  dispatcher: Dispatcher,
+  upstream: UpstreamClient,
   log: Logger,
   customStrategyNames: readonly string[],
 ): Promise<boolean> {
   const url = new URL('client/register', config.flagsUrl);
   try {
-    const response = await request(url, {
+    const response = await upstream.request(url, {
       method: 'POST',
-      dispatcher,
       headers: { ...upstreamHeaders(config), 'content-type': 'application/json' },
       body: JSON.stringify(registrationBody(config, customStrategyNames, new Date())),
-      headersTimeout: config.upstreamTimeoutMs,
-      bodyTimeout: config.upstreamTimeoutMs,
+      timeoutMs: config.upstreamTimeoutMs,
     });
-    await response.body.dump();
-    if (response.statusCode >= 300) {
-      log.warn({ status: response.statusCode, url: url.href }, 'upstream registration was refused');
+    await response.dump();
+    if (response.status >= 300) {
+      log.warn({ status: response.status, url: url.href }, 'upstream registration was refused');
       return false;
     }
     return true;

@@ -1,5 +1,4 @@
 import { randomUUID } from 'node:crypto';
-import { Agent, type Dispatcher, ProxyAgent } from 'undici';
 import type { ProxyConfig } from '../config/load.js';
 
 export const PROXY_VERSION = '0.1.0';
@@ -7,16 +6,6 @@ export const USER_AGENT = `flags-proxy/${PROXY_VERSION}`;
 
 /** One per process, like the upstream expects (`UNLEASH-CONNECTION-ID`). */
 const connectionId = randomUUID();
-
-/** The dispatcher for upstream requests: an HTTP(S) proxy when configured, TLS options always. */
-export function createDispatcher(config: ProxyConfig): Dispatcher {
-  const connect = { rejectUnauthorized: config.rejectUnauthorized };
-  const via = config.flagsUrl.protocol === 'https:' ? config.httpsProxy : config.httpProxy;
-  if (via !== undefined) {
-    return new ProxyAgent({ uri: via.href, requestTls: connect, connect });
-  }
-  return new Agent({ connect });
-}
 
 /** Headers every upstream request carries. */
 export function upstreamHeaders(config: ProxyConfig): Record<string, string> {

@@ -1,6 +1,6 @@
-import { type Dispatcher, request } from 'undici';
 import type { ProxyConfig } from '../config/load.js';
 import type { Logger } from '../config/options.js';
+import type { UpstreamClient } from '../sync/http-client.js';
 import { PROXY_VERSION, upstreamHeaders } from '../sync/upstream.js';
 import type { AppBucket, UsageAggregator } from './aggregator.js';
 
@@ -58,7 +58,7 @@ export class MetricsReporter {
   constructor(
     private readonly config: ProxyConfig,
     private readonly aggregator: UsageAggregator,
-    private readonly dispatcher: Dispatcher,
+    private readonly upstream: UpstreamClient,
     private readonly log: Logger,
     timing: ReporterTiming = {},
   ) {
@@ -131,16 +131,14 @@ export class MetricsReporter {
 
   private async send(bucket: AppBucket, stop: number): Promise<SendOutcome> {
     try {
-      const response = await request(this.url, {
+      const response = await this.upstream.request(this.url, {
         method: 'POST',
-        dispatcher: this.dispatcher,
         headers: this.headers,
         body: JSON.stringify(metricsBody(this.config, bucket, stop)),
-        headersTimeout: this.config.upstreamTimeoutMs,
-        bodyTimeout: this.config.upstreamTimeoutMs,
+        timeoutMs: this.config.upstreamTimeoutMs,
       });
-      await response.body.dump();
-      const status = response.statusCode;
+      await response.dump();
+      const status = response.status;
       if (status >= 200 && status < 300) return 'sent';
       const retryable =
         status >= 500 ||

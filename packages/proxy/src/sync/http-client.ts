@@ -1,0 +1,183 @@
+import * as http from 'node:http';
+import * as https from 'node:https';
+
+/** One upstream request; `timeoutMs` bounds the whole exchange (connect, headers and body). */
+export interface UpstreamRequestInit {
+  readonly method: 'GET' | 'POST';
+  readonly headers: Record<string, string>;
+  readonly body?: string;
+  readonly timeoutMs: number;
+}
+
+/** An upstream answer whose body must be consumed once, with `text()` or `dump()`. */
+export interface UpstreamResponse {
+  readonly status: number;
+  readonly headers: http.IncomingHttpHeaders;
+  /** The body as UTF-8 text. */
+  text(): Promise<string>;
+  /** Reads and discards the body. */
+  dump(): Promise<void>;
+}
+
+/** Makes the proxy's upstream requests (sync, bootstrap, registration, usage metrics). */
+export interface UpstreamClient {
+  request(url: URL | string, init: UpstreamRequestInit): Promise<UpstreamResponse>;
+  /** Destroys every connection; later requests fail. */
+  close(): Promise<void>;
+}
+
+export interface UpstreamClientOptions {
+  /** Verify the upstream's TLS certificate (also through a proxy's tunnel). */
+  readonly rejectUnauthorized: boolean;
+  /** Forward proxy for `http:` URLs (absolute-URI requests). */
+  readonly httpProxy?: URL | undefined;
+  /** Forward proxy for `https:` URLs (`CONNECT` tunnels). */
+  readonly httpsProxy?: URL | undefined;
+}
+
+type ErrorWithCode = Error & { code: string };
+
+function codedError(message: string, code: string): ErrorWithCode {
+  return Object.assign(new Error(message), { code });
+}
+
+/**
+ * An upstream client on `node:http`/`node:https` (already loaded by Fastify), with one keep-alive
+ * agent per protocol. undici cost ~10 MB of heap plus a WebAssembly parser for a few requests a
+ * minute. The proxy agents are imported only when a proxy is configured.
+ */
+export function createUpstreamClient(options: UpstreamClientOptions): UpstreamClient {
+  const agents = new Map<'http:' | 'https:', Promise<http.Agent>>();
+  let closed = false;
+
+  const agentFor = (protocol: 'http:' | 'https:'): Promise<http.Agent> => {
+    let agent = agents.get(protocol);
+    if (agent === undefined) {
+      agent = createAgent(protocol, options);
+      agents.set(protocol, agent);
+    }
+    return agent;
+  };
+
+  return {
+    async request(url, init) {
+      const target = typeof url === 'string' ? new URL(url) : url;
+      const protocol = target.protocol;
+      if (protocol !== 'http:' && protocol !== 'https:')
+        throw codedError(`unsupported upstream protocol ${protocol}`, 'ERR_INVALID_PROTOCOL');
+      if (closed) throw codedError('the upstream client is closed', 'ERR_UPSTREAM_CLOSED');
+      const agent = await agentFor(protocol);
+      if (closed) throw codedError('the upstream client is closed', 'ERR_UPSTREAM_CLOSED');
+      return send(target, init, agent, options.rejectUnauthorized);
+    },
+    async close() {
+      closed = true;
+      const pending = [...agents.values()];
+      agents.clear();
+      for (const agent of await Promise.allSettled(pending)) {
+        if (agent.status === 'fulfilled') agent.value.destroy();
+      }
+    },
+  };
+}
+
+async function createAgent(
+  protocol: 'http:' | 'https:',
+  options: UpstreamClientOptions,
+): Promise<http.Agent> {
+  const { rejectUnauthorized } = options;
+  if (protocol === 'https:') {
+    if (options.httpsProxy === undefined)
+      return new https.Agent({ keepAlive: true, rejectUnauthorized });
+    const { HttpsProxyAgent } = await import('https-proxy-agent');
+    // Options here apply to the connection to the proxy; the upstream's TLS takes the request's.
+    return new HttpsProxyAgent(options.httpsProxy, { keepAlive: true, rejectUnauthorized });
+  }
+  if (options.httpProxy === undefined) return new http.Agent({ keepAlive: true });
+  const { HttpProxyAgent } = await import('http-proxy-agent');
+  return new HttpProxyAgent(options.httpProxy, { keepAlive: true, rejectUnauthorized });
+}
+
+function send(
+  url: URL,
+  init: UpstreamRequestInit,
+  agent: http.Agent,
+  rejectUnauthorized: boolean,
+): Promise<UpstreamResponse> {
+  return new Promise((resolve, reject) => {
+    const headers: Record<string, string> = { ...init.headers };
+    if (init.body !== undefined) headers['content-length'] = String(Buffer.byteLength(init.body));
+    const secure = url.protocol === 'https:';
+    const request = (secure ? https : http).request(url, {
+      method: init.method,
+      headers,
+      agent,
+      ...(secure ? { rejectUnauthorized } : {}),
+    });
+    let response: http.IncomingMessage | undefined;
+    let timedOut: ErrorWithCode | undefined;
+    const timer = setTimeout(() => {
+      // A body received in full met the deadline, even if nobody has read it yet.
+      if (response?.complete) return;
+      timedOut = codedError(
+        `no complete answer from ${url.origin} within ${init.timeoutMs} ms`,
+        'ETIMEDOUT',
+      );
+      // Destroys the socket (not returned to the pool) and fails the headers or body wait.
+      request.destroy(timedOut);
+      response?.destroy(timedOut);
+    }, init.timeoutMs);
+    const done = () => clearTimeout(timer);
+
+    request.on('error', (error) => {
+      done();
+      reject(timedOut ?? error);
+    });
+    request.on('close', () => {
+      if (response === undefined) done();
+    });
+    request.on('response', (incoming) => {
+      response = incoming;
+      incoming.on('end', done);
+      incoming.on('close', done);
+      // Kept so that an error before the body is read is not thrown as an unhandled event.
+      incoming.on('error', () => {});
+      const read = (keep: boolean) => readBody(incoming, keep, () => timedOut);
+      resolve({
+        status: incoming.statusCode ?? 0,
+        headers: incoming.headers,
+        text: () => read(true),
+        dump: async () => {
+          await read(false);
+        },
+      });
+    });
+    request.end(init.body);
+  });
+}
+
+function readBody(
+  response: http.IncomingMessage,
+  keep: boolean,
+  timedOut: () => Error | undefined,
+): Promise<string> {
+  return new Promise((resolve, reject) => {
+    const fail = (error?: Error) =>
+      reject(
+        timedOut() ?? error ?? codedError('the upstream connection closed early', 'ECONNRESET'),
+      );
+    if (response.destroyed && !response.complete) {
+      fail();
+      return;
+    }
+    const chunks: Buffer[] = [];
+    response.on('data', (chunk: Buffer) => {
+      if (keep) chunks.push(chunk);
+    });
+    response.once('end', () => resolve(keep ? Buffer.concat(chunks).toString('utf8') : ''));
+    response.once('error', fail);
+    response.once('close', () => {
+      if (!response.complete) fail();
+    });
+  });
+}
