@@ -65,12 +65,12 @@ interface Child {
 }
 
 /**
- * flags-proxy as its users run it: the `flags-proxy` command, configured by environment variables,
- * ready once `/proxy/health` answers 200.
+ * flags-proxy as its users run it: the `flags-proxy` command as npm links it (what `npx
+ * flags-proxy` runs), configured by environment variables, ready once `/proxy/health` answers 200.
  */
 async function startCommand(upstreamUrl: string, env: Record<string, string> = {}): Promise<Child> {
   const port = await freePort();
-  const child = spawn(process.execPath, [join(ROOT, 'packages/proxy/bin/flags-proxy.js')], {
+  const child = spawn(join(ROOT, 'node_modules/.bin/flags-proxy'), [], {
     cwd: ROOT,
     stdio: ['ignore', 'inherit', 'inherit'],
     // The environment the reference gets too, plus the settings.
