@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { compile } from '@flags/engine';
+import { compile, type Evaluation } from '@flags/engine';
 import { UsageAggregator } from '@flags/proxy';
 import { MAX_METRIC_COUNT } from '@flags/schemas';
 import { smallPayload } from './fixtures/small.js';
@@ -49,6 +49,38 @@ describe('usage aggregator', () => {
     assert.deepEqual(toggles(aggregator), {
       proxy: { 'simple-on': { yes: 1, no: 0, variants: {} } },
     });
+  });
+
+  it('counts answers sent again in full when collecting, also after their snapshot was replaced', () => {
+    const aggregator = new UsageAggregator({ appName: 'proxy', environment: undefined });
+    const first = compile(smallPayload);
+    const counter = aggregator.attach(first);
+    // An answer as the answer cache keeps it: every flag's result by position.
+    const results = first.names.map(
+      (name) => first.evaluate(name, { userId: '123' }) as Evaluation,
+    );
+    const expected = (times: number) =>
+      Object.fromEntries(
+        results.map((result) => [
+          result.name,
+          {
+            yes: result.enabled ? times : 0,
+            no: result.enabled ? 0 : times,
+            variants:
+              result.enabled && result.variant.enabled ? { [result.variant.name]: times } : {},
+          },
+        ]),
+      );
+    const evaluatedOnce = toggles(aggregator);
+    assert.deepEqual(evaluatedOnce, { proxy: expected(1) });
+    assert.ok(Object.values(evaluatedOnce.proxy).some((t) => Object.keys(t.variants).length > 0));
+    for (let i = 0; i < 3; i++) {
+      counter.dirty = true;
+      counter.countAgain(results);
+    }
+    aggregator.attach(compile(smallPayload));
+    assert.deepEqual(toggles(aggregator), { proxy: expected(3) });
+    assert.ok(aggregator.empty, 'folded once');
   });
 
   it('bounds memory: extra names per bucket and reporting apps are capped, known flags always kept', () => {

@@ -96,7 +96,11 @@ export function renderEvaluations(
   if (key !== undefined) {
     const kept = (cache as AnswerCache).get(key);
     if (kept !== undefined) {
-      countAgain(compiled.usage, kept.results);
+      const usage = compiled.usage;
+      if (usage !== undefined) {
+        usage.dirty = true;
+        usage.countAgain(kept.results);
+      }
       return kept;
     }
   }
@@ -153,12 +157,6 @@ export function renderEvaluations(
  */
 function answerKey(context: Context, all: boolean): string {
   return (all ? 'all:' : 'enabled:') + JSON.stringify(context);
-}
-
-function countAgain(usage: EvaluationCounter | undefined, results: readonly Evaluation[]): void {
-  if (usage === undefined) return;
-  usage.dirty = true;
-  for (let i = 0; i < results.length; i++) usage.count(i, results[i] as Evaluation);
 }
 
 /**

@@ -45,6 +45,8 @@ export interface EvaluationCounter {
   /** Set by whoever counts; cleared when the counts are collected. */
   dirty: boolean;
   count(index: number, result: Evaluation): void;
+  /** Counts every result of an answer sent again (by flag position), in O(1) now. */
+  countAgain(results: readonly Evaluation[]): void;
 }
 
 /**
@@ -57,6 +59,11 @@ class Tally implements EvaluationCounter {
   readonly index: ReadonlyMap<string, number>;
   /** Hits of results that carry a real variant (interned by the engine, so usable as keys). */
   readonly variants = new Map<Evaluation, number>();
+  /**
+   * Answers sent again from the answer cache and how often: folded into the counts when they are
+   * collected, so a cache hit costs one map update instead of a count per flag.
+   */
+  readonly repeated = new Map<readonly Evaluation[], number>();
   dirty = false;
 
   constructor(readonly names: readonly string[]) {
@@ -67,12 +74,28 @@ class Tally implements EvaluationCounter {
 
   /** Counts one result of flag position `i` (the caller marks the tally dirty). */
   count(i: number, result: Evaluation): void {
+    this.add(i, result, 1);
+  }
+
+  countAgain(results: readonly Evaluation[]): void {
+    this.repeated.set(results, (this.repeated.get(results) ?? 0) + 1);
+  }
+
+  /** Adds the repeated answers to the counts. */
+  settle(): void {
+    for (const [results, times] of this.repeated) {
+      for (let i = 0; i < results.length; i++) this.add(i, results[i] as Evaluation, times);
+    }
+    this.repeated.clear();
+  }
+
+  private add(i: number, result: Evaluation, times: number): void {
     if (!result.enabled) {
-      this.no[i] = (this.no[i] as number) + 1;
+      this.no[i] = (this.no[i] as number) + times;
       return;
     }
-    this.yes[i] = (this.yes[i] as number) + 1;
-    if (result.variant.enabled) this.variants.set(result, (this.variants.get(result) ?? 0) + 1);
+    this.yes[i] = (this.yes[i] as number) + times;
+    if (result.variant.enabled) this.variants.set(result, (this.variants.get(result) ?? 0) + times);
   }
 }
 
@@ -209,6 +232,7 @@ export class UsageAggregator {
         continue;
       }
       tally.dirty = false;
+      tally.settle();
       const bucket = own();
       const names = tally.names;
       for (let i = 0; i < names.length; i++) {
