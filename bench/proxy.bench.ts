@@ -9,13 +9,12 @@
 // time over the responses it sent) depends far less on other load on the machine than req/s does.
 import { type ChildProcess, spawn, spawnSync } from 'node:child_process';
 import { readFileSync } from 'node:fs';
-import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import autocannon from 'autocannon';
 import { realisticContexts, realisticPayload } from '../packages/proxy/test/fixtures/realistic.js';
 import { FakeUpstream } from '../packages/proxy/test/helpers/fake-upstream.js';
 import { freePort } from '../test/helpers/processes.js';
-import { evaluationRequest, waitReady } from './proxy-load.js';
+import { buildProxy, evaluationRequest, PROXY_COMMAND, waitReady } from './proxy-load.js';
 
 const CLIENT_KEY = 'bench-client-key';
 const DURATION_S = Number(process.env.BENCH_DURATION_S ?? 10);
@@ -70,7 +69,7 @@ interface Child {
  */
 async function startCommand(upstreamUrl: string, env: Record<string, string> = {}): Promise<Child> {
   const port = await freePort();
-  const child = spawn(join(ROOT, 'node_modules/.bin/flags-proxy'), [], {
+  const child = spawn(PROXY_COMMAND, [], {
     cwd: ROOT,
     stdio: ['ignore', 'inherit', 'inherit'],
     // The environment the reference gets too, plus the settings.
@@ -277,16 +276,5 @@ async function bench(): Promise<void> {
   await upstream.stop();
 }
 
-// The servers run from the build (plain node, no TypeScript loader): bring it up to date. If the
-// tree does not compile right now, the last build is measured.
-const build = spawnSync(
-  process.execPath,
-  [join(ROOT, 'node_modules/typescript/bin/tsc'), '-b', 'packages/proxy'],
-  {
-    cwd: ROOT,
-    stdio: 'inherit',
-  },
-);
-if (build.status !== 0)
-  console.warn('warning: packages/proxy does not build; measuring the previous build in dist/');
+buildProxy();
 await bench();

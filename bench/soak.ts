@@ -1,5 +1,5 @@
-// `npm run soak`: drives a flags-proxy process (the `flags-proxy` command's entry point, as
-// deployed) at full rate for SOAK_SECONDS (default 120) with autocannon in this process, while
+// `npm run soak`: drives a flags-proxy process (the built `flags-proxy` command, as deployed) at
+// full rate for SOAK_SECONDS (default 120) with autocannon in this process, while
 // the fake upstream changes its payload every SOAK_UPDATE_MS (default 3000). Prints requests
 // served, errors and non-2xx answers (must be 0), the proxy's RSS at start/end/peak and the bound
 // (end ≤ start + SOAK_RSS_BOUND_MB, default 64), and exits non-zero when a check fails.
@@ -13,7 +13,7 @@ import type { ClientFeatures } from '@flags/schemas';
 import autocannon from 'autocannon';
 import { realisticContexts, realisticPayload } from '../packages/proxy/test/fixtures/realistic.js';
 import { freePort } from '../test/helpers/processes.js';
-import { evaluationRequest, waitReady } from './proxy-load.js';
+import { buildProxy, evaluationRequest, PROXY_COMMAND, waitReady } from './proxy-load.js';
 
 const SECONDS = Number(process.env.SOAK_SECONDS ?? 120);
 const UPDATE_MS = Number(process.env.SOAK_UPDATE_MS ?? 3000);
@@ -22,7 +22,6 @@ const CONNECTIONS = Number(process.env.SOAK_CONNECTIONS ?? 32);
 const WARMUP_S = Math.min(10, Math.max(2, Math.round(SECONDS / 12)));
 const CLIENT_KEY = 'soak-client-key';
 const API_TOKEN = 'soak-upstream-token';
-const MAIN = fileURLToPath(new URL('../packages/proxy/src/main.ts', import.meta.url));
 const ROOT = fileURLToPath(new URL('..', import.meta.url));
 const MB = 2 ** 20;
 
@@ -106,7 +105,7 @@ async function main(): Promise<number> {
   const flagsUrl = await upstream.start();
   const port = await freePort();
   const base = `http://127.0.0.1:${port}`;
-  const child = spawn(process.execPath, ['--conditions=source', '--import', 'tsx', MAIN], {
+  const child = spawn(PROXY_COMMAND, [], {
     cwd: ROOT,
     env: {
       PATH: process.env.PATH ?? '',
@@ -190,6 +189,7 @@ async function main(): Promise<number> {
   }
 }
 
+buildProxy();
 main().then(
   (code) => process.exit(code),
   (error: unknown) => {
