@@ -25,7 +25,16 @@ const ROOT = fileURLToPath(new URL('../../', import.meta.url));
  * only `PATH` and `env` in its environment.
  */
 export function spawnEntry(main: string, env: Record<string, string>): SpawnedEntry {
-  const child = spawn(process.execPath, ['--conditions=source', '--import', 'tsx', main], {
+  return spawnCommand(process.execPath, ['--conditions=source', '--import', 'tsx', main], env);
+}
+
+/** A command as its own process, from the repository root, with only `PATH` and `env`. */
+export function spawnCommand(
+  command: string,
+  args: readonly string[],
+  env: Record<string, string>,
+): SpawnedEntry {
+  const child = spawn(command, args, {
     cwd: ROOT,
     env: { PATH: process.env.PATH ?? '', ...env },
     stdio: ['ignore', 'pipe', 'pipe'],

@@ -1,9 +1,8 @@
 import assert from 'node:assert/strict';
-import { spawn } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { describe, it } from 'node:test';
 import { fileURLToPath } from 'node:url';
-import { freePort } from '../../../test/helpers/processes.js';
+import { freePort, spawnCommand } from '../../../test/helpers/processes.js';
 import { smallPayload } from './fixtures/small.js';
 import { FakeUpstream } from './helpers/fake-upstream.js';
 import { API_TOKEN, CLIENT_KEY } from './helpers/proxy.js';
@@ -15,22 +14,6 @@ import { API_TOKEN, CLIENT_KEY } from './helpers/proxy.js';
  */
 const COMMAND = fileURLToPath(new URL('../../../node_modules/.bin/flags-proxy', import.meta.url));
 
-function runCommand(env: Record<string, string>) {
-  const child = spawn(COMMAND, [], {
-    env: { PATH: process.env.PATH ?? '', ...env },
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
-  let output = '';
-  child.stdout.on('data', (chunk) => {
-    output += chunk;
-  });
-  child.stderr.on('data', (chunk) => {
-    output += chunk;
-  });
-  const exited = new Promise<number | null>((resolve) => child.on('exit', (code) => resolve(code)));
-  return { child, exited, output: () => output };
-}
-
 /** The command line of a running process (Linux). */
 function commandLine(pid: number): string[] {
   return readFileSync(`/proc/${pid}/cmdline`, 'utf8').split('\0').filter(Boolean);
@@ -39,7 +22,7 @@ function commandLine(pid: number): string[] {
 async function startedCommand(extraEnv: Record<string, string>) {
   const upstream = await new FakeUpstream(smallPayload).start();
   const port = await freePort();
-  const command = runCommand({
+  const command = spawnCommand(COMMAND, [], {
     FLAGS_URL: upstream.url,
     FLAGS_API_TOKEN: API_TOKEN,
     FLAGS_PROXY_CLIENT_KEYS: CLIENT_KEY,
@@ -96,7 +79,7 @@ describe('the flags-proxy command', () => {
   });
 
   it('exits 1 naming the missing settings', async () => {
-    const command = runCommand({ FLAGS_URL: 'http://127.0.0.1:4242/api' });
+    const command = spawnCommand(COMMAND, [], { FLAGS_URL: 'http://127.0.0.1:4242/api' });
     assert.equal(await command.exited, 1);
     assert.match(command.output(), /FLAGS_API_TOKEN/);
     assert.match(command.output(), /FLAGS_PROXY_CLIENT_KEYS/);
