@@ -5,7 +5,7 @@
 // generation capped at 2 × 4 MB. A proxy keeps little alive between requests, and V8's default
 // cap of 2 × 16 MB on a large machine costs ~20 MB of peak memory for no measurable throughput;
 // node cannot change the cap once running. A semi-space size in NODE_OPTIONS wins. Run by node
-// itself (`node flags-proxy.js`, or npm's shim on Windows), that line is a comment, and V8 keeps
+// itself (`node flags-proxy.js`, e.g. where there is no sh), that line is a comment, and V8 keeps
 // its default sizing.
 //
 // This file is in the repository (not built) so that `npm ci` can link it before `prepare` builds
