@@ -5,6 +5,7 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type autocannon from 'autocannon';
 import type { realisticContexts } from '../packages/proxy/test/fixtures/realistic.js';
+import { waitUntilHealthy } from '../test/helpers/processes.js';
 
 type BenchContext = ReturnType<typeof realisticContexts>[number];
 
@@ -28,18 +29,8 @@ export function buildProxy(): void {
 }
 
 /** Resolves once `{base}/proxy/health` answers 200; fails if the process exits or 30 s pass. */
-export async function waitReady(base: string, child: ChildProcess): Promise<void> {
-  const deadline = Date.now() + 30_000;
-  for (;;) {
-    if (child.exitCode !== null) throw new Error('flags-proxy exited at start');
-    const ok = await fetch(`${base}/proxy/health`).then(
-      (response) => response.status === 200,
-      () => false,
-    );
-    if (ok) return;
-    if (Date.now() > deadline) throw new Error('flags-proxy did not become ready');
-    await new Promise((resolve) => setTimeout(resolve, 50));
-  }
+export function waitReady(base: string, child: ChildProcess): Promise<void> {
+  return waitUntilHealthy(`${base}/proxy/health`, child);
 }
 
 /** `GET /proxy` with the context in the query, or `POST /proxy` with it in the body. */

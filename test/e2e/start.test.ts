@@ -4,6 +4,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, describe, it } from 'node:test';
+import { waitUntilHealthy } from '../helpers/processes.js';
 
 const root = new URL('../../', import.meta.url);
 const dataDir = mkdtempSync(join(tmpdir(), 'flags-start-'));
@@ -45,16 +46,6 @@ async function startDemo(): Promise<Started> {
   return { child, output, proxyUrl: proxy[1]!, clientKey: proxy[2]! };
 }
 
-async function waitReady(proxyUrl: string): Promise<void> {
-  const deadline = Date.now() + 30_000;
-  for (;;) {
-    const response = await fetch(`${proxyUrl}/proxy/health`).catch(() => undefined);
-    if (response?.status === 200) return;
-    if (Date.now() > deadline) throw new Error('proxy not ready within 30 s');
-    await new Promise((resolve) => setTimeout(resolve, 100));
-  }
-}
-
 async function stop(child: ChildProcess): Promise<number | null> {
   const exited = new Promise<number | null>((resolve) => child.once('exit', resolve));
   child.kill('SIGINT');
@@ -79,7 +70,7 @@ describe('npm start', () => {
         first.output,
         /curl -g -H 'Authorization: \S+' 'http:\/\/localhost:\d+\/proxy\?/,
       );
-      await waitReady(first.proxyUrl);
+      await waitUntilHealthy(`${first.proxyUrl}/proxy/health`, first.child);
       const alice = await enabledFlags(
         first,
         'userId=alice&properties[plan]=premium&appVersion=2.4.0&email=ops@example.com',
@@ -99,7 +90,7 @@ describe('npm start', () => {
     const second = await startDemo();
     try {
       assert.match(second.output, /data reused from/);
-      await waitReady(second.proxyUrl);
+      await waitUntilHealthy(`${second.proxyUrl}/proxy/health`, second.child);
       assert.ok((await enabledFlags(second, 'userId=alice')).includes('beta-banner'));
     } finally {
       assert.equal(await stop(second.child), 0);

@@ -1,4 +1,5 @@
 import { type ChildProcess, spawn } from 'node:child_process';
+import { get } from 'node:http';
 import { createServer } from 'node:net';
 import { fileURLToPath } from 'node:url';
 
@@ -47,4 +48,39 @@ export function spawnCommand(
   child.stderr?.on('data', record);
   const exited = new Promise<number | null>((resolve) => child.on('exit', (code) => resolve(code)));
   return { child, exited, output: () => output };
+}
+
+export interface HealthWait {
+  /** Give up after this long (default 30 s). */
+  readonly timeoutMs?: number;
+  /** What the process wrote so far, for the error message. */
+  readonly output?: () => string;
+}
+
+/**
+ * Resolves once `url` answers 200; fails if `child` exits first or the time runs out. Each probe
+ * uses a connection of its own (`agent: false`), so none is left open into a shutdown test.
+ */
+export async function waitUntilHealthy(
+  url: string,
+  child: ChildProcess,
+  { timeoutMs = 30_000, output = () => '' }: HealthWait = {},
+): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    if (child.exitCode !== null) throw new Error(`exited before ${url} answered 200: ${output()}`);
+    if ((await statusOf(url)) === 200) return;
+    if (Date.now() > deadline) throw new Error(`${url} did not answer 200 in time: ${output()}`);
+    await new Promise((resolve) => setTimeout(resolve, 50));
+  }
+}
+
+/** The status of a GET, or 0 when there is no answer. */
+function statusOf(url: string): Promise<number> {
+  return new Promise((resolve) => {
+    get(url, { agent: false }, (response) => {
+      response.resume();
+      resolve(response.statusCode ?? 0);
+    }).on('error', () => resolve(0));
+  });
 }

@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import { describe, it } from 'node:test';
 import { fileURLToPath } from 'node:url';
-import { freePort, spawnCommand } from '../../../test/helpers/processes.js';
+import { freePort, spawnCommand, waitUntilHealthy } from '../../../test/helpers/processes.js';
 import { smallPayload } from './fixtures/small.js';
 import { FakeUpstream } from './helpers/fake-upstream.js';
 import { API_TOKEN, CLIENT_KEY } from './helpers/proxy.js';
@@ -32,17 +32,7 @@ async function startedCommand(extraEnv: Record<string, string>) {
     ...extraEnv,
   });
   const base = `http://127.0.0.1:${port}`;
-  const deadline = Date.now() + 30_000;
-  for (;;) {
-    assert.equal(command.child.exitCode, null, command.output());
-    const status = await fetch(`${base}/proxy/health`).then(
-      (response) => response.status,
-      () => 0,
-    );
-    if (status === 200) break;
-    assert.ok(Date.now() < deadline, `the command did not become ready: ${command.output()}`);
-    await new Promise((resolve) => setTimeout(resolve, 50));
-  }
+  await waitUntilHealthy(`${base}/proxy/health`, command.child, { output: command.output });
   return { ...command, upstream, base };
 }
 

@@ -1,7 +1,12 @@
 import { fileURLToPath } from 'node:url';
 import type { ImportRequest } from '@flags/schemas';
 import { type Dispatcher, request } from 'undici';
-import { freePort, type SpawnedEntry, spawnEntry } from '../../../test/helpers/processes.js';
+import {
+  freePort,
+  type SpawnedEntry,
+  spawnEntry,
+  waitUntilHealthy,
+} from '../../../test/helpers/processes.js';
 import { ADMIN_TOKEN, admin, DEV_TOKEN } from './helpers.js';
 
 /** flags-server as a child process, and import payloads large enough to take a while. */
@@ -85,17 +90,7 @@ export async function spawnServer(env: Record<string, string>): Promise<ServerPr
     ...env,
   });
   const base = `http://127.0.0.1:${port}`;
-  const deadline = Date.now() + 60_000;
-  for (;;) {
-    if (child.exitCode !== null) throw new Error(`flags-server exited at start: ${output()}`);
-    try {
-      const health = await request(`${base}/health`);
-      await health.body.dump();
-      if (health.statusCode === 200) break;
-    } catch {}
-    if (Date.now() > deadline) throw new Error(`flags-server did not start: ${output()}`);
-    await new Promise((resolve) => setTimeout(resolve, 100));
-  }
+  await waitUntilHealthy(`${base}/health`, child, { timeoutMs: 60_000, output });
   return { child, base, exited, output };
 }
 
