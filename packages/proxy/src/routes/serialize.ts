@@ -96,11 +96,7 @@ export function renderEvaluations(
   if (key !== undefined) {
     const kept = (cache as AnswerCache).get(key);
     if (kept !== undefined) {
-      const usage = compiled.usage;
-      if (usage !== undefined) {
-        usage.dirty = true;
-        usage.countAgain(kept.results);
-      }
+      compiled.usage?.countAgain(kept.results);
       return kept;
     }
   }

@@ -45,7 +45,7 @@ export interface EvaluationCounter {
   /** Set by whoever counts; cleared when the counts are collected. */
   dirty: boolean;
   count(index: number, result: Evaluation): void;
-  /** Counts every result of an answer sent again (by flag position), in O(1) now. */
+  /** Counts every result of an answer sent again (by flag position), in O(1) now; marks dirty. */
   countAgain(results: readonly Evaluation[]): void;
 }
 
@@ -78,6 +78,7 @@ class Tally implements EvaluationCounter {
   }
 
   countAgain(results: readonly Evaluation[]): void {
+    this.dirty = true;
     this.repeated.set(results, (this.repeated.get(results) ?? 0) + 1);
   }
 
