@@ -3,7 +3,8 @@ import { KeyChecker } from './auth/client-keys.js';
 import type { ProxyConfig } from './config/load.js';
 import type { ContextEnricher, Logger } from './config/options.js';
 import { installCors } from './cors.js';
-import { installErrorHandler, ProxyError } from './errors.js';
+import { installErrorHandler } from './errors.js';
+import { readJsonBodies } from './json-body.js';
 import { isDebug } from './logger.js';
 import { registerOpenApi } from './openapi.js';
 import { type FetchClock, ProxyMetrics } from './prometheus.js';
@@ -45,15 +46,6 @@ declare module 'fastify' {
   }
 }
 
-function isJsonType(contentType: string): boolean {
-  const type = contentType.split(';', 1)[0]?.trim().toLowerCase() ?? '';
-  return (
-    type === '' ||
-    type === 'application/json' ||
-    (type.startsWith('application/') && type.endsWith('+json'))
-  );
-}
-
 /**
  * Builds the proxy's HTTP app (habit 4): never listens, never reads the environment. Hook order
  * is readiness (503) → client key (401) → input (400/413/415) → handler.
@@ -92,24 +84,7 @@ export async function buildApp(config: ProxyConfig, deps: AppDeps): Promise<Fast
     void reply.code(503).type('text/html; charset=utf-8').send(NOT_READY);
   });
 
-  // One JSON parser for every content type: a body without Content-Type is read as JSON, any
-  // other non-JSON type is a 415 (after readiness and auth, which run in onRequest).
-  app.removeAllContentTypeParsers();
-  const parseJson = app.getDefaultJsonParser('error', 'error');
-  app.addContentTypeParser('*', { parseAs: 'string' }, function parseBody(request, body, done) {
-    if (!isJsonType(request.headers['content-type'] ?? '')) {
-      done(new ProxyError('UNSUPPORTED_MEDIA_TYPE'), undefined);
-      return;
-    }
-    if (body === '' || (typeof body === 'string' && body.trim() === '')) {
-      done(null, undefined);
-      return;
-    }
-    parseJson(request, body as string, (error, value) => {
-      if (error) done(new ProxyError('INVALID_JSON', [error.message]), undefined);
-      else done(null, value);
-    });
-  });
+  readJsonBodies(app, 'value');
 
   const metrics = new ProxyMetrics(state, deps.clock ?? { lastCheckMs: 0 });
   // Observed when the answer is handed to Node (onSend), not in onResponse: any onResponse hook

@@ -39,8 +39,8 @@ describe('answer cache', () => {
         assert.equal(answer.text, first.text);
         assert.equal(answer.headers.etag, first.headers.etag);
       }
-      // GET and POST built the same context, so one answer was kept for both.
-      assert.equal(run.proxy.state.current?.answers?.size, 1);
+      // Kept by the request as sent: one answer for the query, one for the body.
+      assert.equal(run.proxy.state.current?.answers?.size, 2);
       const notModified = await call(run.base, 'GET', '/proxy?userId=123', {
         headers: withKey({ 'if-none-match': String(first.headers.etag) }),
       });
@@ -49,13 +49,13 @@ describe('answer cache', () => {
       const other = await call(run.base, 'GET', '/proxy?userId=7', { headers: withKey() });
       assert.ok(toggleNames(first).includes('user-123'));
       assert.ok(!toggleNames(other).includes('user-123'));
-      assert.equal(run.proxy.state.current?.answers?.size, 2);
+      assert.equal(run.proxy.state.current?.answers?.size, 3);
       // /proxy/all lists every flag: an answer of its own for the same context.
       const all = await call(run.base, 'GET', '/proxy/all?userId=7', { headers: withKey() });
       const allAgain = await call(run.base, 'GET', '/proxy/all?userId=7', { headers: withKey() });
       assert.equal(allAgain.text, all.text);
       assert.deepEqual(toggleNames(all), run.proxy.state.current?.snapshot.names);
-      assert.equal(run.proxy.state.current?.answers?.size, 3);
+      assert.equal(run.proxy.state.current?.answers?.size, 4);
 
       await run.proxy.reporter.flush();
       const toggles = run.upstream
@@ -71,6 +71,77 @@ describe('answer cache', () => {
         assert.equal(toggles[name]?.no ?? 0, 10 - yes, `${name} no`);
       }
       assert.deepEqual(toggles['with-variants'].variants, { blue: 10 });
+    } finally {
+      await run.close();
+    }
+  });
+
+  it('keeps answers by request and client address, and only answers that were sent', async () => {
+    const run = await startProxy(smallPayload, { trustProxy: true });
+    const from = (ip: string, headers: Record<string, string> = {}) =>
+      withKey({ 'x-forwarded-for': ip, ...headers });
+    try {
+      await run.proxy.poller.ready;
+      // from-10 is on for 10.1.2.3 only: the same request from two addresses differs.
+      for (let i = 0; i < 2; i++) {
+        for (const [ip, on] of [
+          ['10.1.2.3', true],
+          ['10.9.9.9', false],
+        ] as const) {
+          const query = await call(run.base, 'GET', '/proxy?userId=u', { headers: from(ip) });
+          const body = await call(run.base, 'POST', '/proxy', {
+            headers: from(ip, json),
+            body: '{"context":{"userId":"u"}}',
+          });
+          const empty = await call(run.base, 'POST', '/proxy', { headers: from(ip) });
+          for (const answer of [query, body, empty])
+            assert.equal(toggleNames(answer).includes('from-10'), on, `${ip} ${answer.text}`);
+          assert.equal(query.text, body.text);
+        }
+      }
+      assert.equal(run.proxy.state.current?.answers?.size, 6);
+      // A caller's own remoteAddress wins over the client's, from the cache too.
+      for (const ip of ['10.9.9.9', '10.1.2.3', '10.9.9.9']) {
+        const own = await call(run.base, 'GET', '/proxy?remoteAddress=10.1.2.3', {
+          headers: from(ip),
+        });
+        assert.ok(toggleNames(own).includes('from-10'));
+      }
+      // Another spelling of one context is another entry with the same answer.
+      const first = await call(run.base, 'GET', '/proxy?userId=123&sessionId=s', {
+        headers: from('10.9.9.9'),
+      });
+      const second = await call(run.base, 'GET', '/proxy?sessionId=s&userId=123', {
+        headers: from('10.9.9.9'),
+      });
+      assert.equal(second.text, first.text);
+      assert.equal(second.headers.etag, first.headers.etag);
+      const kept = run.proxy.state.current?.answers?.size ?? 0;
+      // Named toggles, refused bodies and errors are never kept, so they are checked every time.
+      for (let i = 0; i < 2; i++) {
+        const named = await call(run.base, 'POST', '/proxy', {
+          headers: from('10.9.9.9', json),
+          body: '{"toggles":["simple-on","nope"]}',
+        });
+        assert.deepEqual(toggleNames(named), ['simple-on', 'nope']);
+        for (const [body, status] of [
+          ['{"context":', 400],
+          ['{"__proto__":{"x":1}}', 400],
+          ['{"context":"u"}', 400],
+        ] as const) {
+          const refused = await call(run.base, 'POST', '/proxy', {
+            headers: from('10.9.9.9', json),
+            body,
+          });
+          assert.equal(refused.status, status, body);
+          assert.equal(refused.json().name, 'BadDataError');
+        }
+        const repeated = await call(run.base, 'GET', '/proxy?userId=a&userId=b', {
+          headers: from('10.9.9.9'),
+        });
+        assert.equal(repeated.status, 400);
+      }
+      assert.equal(run.proxy.state.current?.answers?.size, kept);
     } finally {
       await run.close();
     }

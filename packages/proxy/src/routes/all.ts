@@ -1,4 +1,5 @@
 import type { FastifyInstance, RouteHandlerMethod } from 'fastify';
+import { readJsonBodies } from '../json-body.js';
 import {
   type EvaluationRouteOptions,
   evaluateBody,
@@ -17,6 +18,7 @@ export interface AllRouteOptions extends EvaluationRouteOptions {
 /** `GET /proxy/all` and `POST /proxy/all`: enabled and disabled toggles (only with `enableAllEndpoint`). */
 export function allRoutes(app: FastifyInstance, options: AllRouteOptions, done: () => void): void {
   const { authenticate, enabled } = options;
+  readJsonBodies(app, 'text');
   const disabled: RouteHandlerMethod = function allEndpointDisabled(_request, reply) {
     return reply.code(501).type('text/html; charset=utf-8').send(ALL_DISABLED_MESSAGE);
   };

@@ -3,10 +3,17 @@ import type { FastifyInstance, FastifyReply, FastifyRequest, RouteHandlerMethod 
 import type { ContextDefaults } from '../context/from-request.js';
 import { contextFromBody, contextFromQuery } from '../context/from-request.js';
 import { ProxyError } from '../errors.js';
+import { parseJson, readJsonBodies } from '../json-body.js';
 import type { CompiledState, ProxyState } from '../state.js';
 import { errorResponses, FRONTEND_TAG } from './docs.js';
 import type { Enrichers } from './hooks.js';
-import { type Rendered, renderEvaluations, renderNamed, sendRendered } from './serialize.js';
+import {
+  keptAnswer,
+  type Rendered,
+  renderEvaluations,
+  renderNamed,
+  sendRendered,
+} from './serialize.js';
 
 export interface EvaluationRouteOptions {
   readonly state: ProxyState;
@@ -64,8 +71,12 @@ export const evaluationDocs = {
   POST: { body: frontendRequestSchema },
 } as const;
 
-/** Reads `{ context, toggles? }` without a schema pass: the hot path checks by hand. */
-function readEvaluationBody(body: unknown): EvaluationBody {
+/**
+ * Reads `{ context, toggles? }` from the JSON text the body parser leaves (`readJsonBodies`), with
+ * no schema pass: the hot path checks by hand.
+ */
+function readEvaluationBody(text: string): EvaluationBody {
+  const body = text === '' ? undefined : parseJson(text);
   if (body === undefined || body === null) return { context: undefined, toggles: undefined };
   if (typeof body !== 'object' || Array.isArray(body)) {
     throw new ProxyError('BAD_BODY', ['the body must be an object { context, toggles? }']);
@@ -98,6 +109,24 @@ function withContext(
     .then((enriched) => sendRendered(request, reply, render(enriched)));
 }
 
+/**
+ * The answer-cache key of a request: what its context is built from, as sent, so that a kept answer
+ * is found without parsing the query or body, building the context or serializing it. Two spellings
+ * of one context are two entries, which only costs memory. The client address is part of the key:
+ * the context takes `remoteAddress` from it when the caller gives none. `undefined` when the cache
+ * is off (it is whenever there are enrichers, whose output the raw request does not determine).
+ */
+function requestKey(
+  compiled: CompiledState,
+  source: 'query' | 'body',
+  all: boolean,
+  ip: string,
+  raw: string,
+): string | undefined {
+  if (compiled.answers === undefined) return undefined;
+  return `${source} ${all ? 'all' : 'enabled'} ${ip} ${raw}`;
+}
+
 /** The readiness hook guarantees a snapshot on every route behind it. */
 export function currentState(state: ProxyState): CompiledState {
   return state.current as CompiledState;
@@ -111,6 +140,9 @@ export function evaluateQuery(options: EvaluationRouteOptions, all: boolean): Ro
   const { state, defaults, enrichers } = options;
   return function evaluateQueryContext(request, reply) {
     const compiled = currentState(state);
+    const key = requestKey(compiled, 'query', all, request.ip, request.url);
+    const kept = keptAnswer(compiled, key);
+    if (kept !== undefined) return sendRendered(request, reply, kept);
     const context = contextFromQuery(
       request.query as Record<string, string | string[]>,
       request.ip,
@@ -119,7 +151,7 @@ export function evaluateQuery(options: EvaluationRouteOptions, all: boolean): Ro
     return withContext(
       enrichers,
       context,
-      (ctx) => renderEvaluations(compiled, ctx, all),
+      (ctx) => renderEvaluations(compiled, ctx, all, key),
       request,
       reply,
     );
@@ -134,14 +166,18 @@ export function evaluateBody(options: EvaluationRouteOptions, all: boolean): Rou
   const { state, defaults, enrichers } = options;
   return function evaluateBodyContext(request, reply) {
     const compiled = currentState(state);
-    const body = readEvaluationBody(request.body);
+    const text = (request.body as string | undefined) ?? '';
+    const key = requestKey(compiled, 'body', all, request.ip, text);
+    const kept = keptAnswer(compiled, key);
+    if (kept !== undefined) return sendRendered(request, reply, kept);
+    const body = readEvaluationBody(text);
     const context = contextFromBody(body.context, request.ip, defaults);
     const names = body.toggles;
     return withContext(
       enrichers,
       context,
       names === undefined
-        ? (ctx) => renderEvaluations(compiled, ctx, all)
+        ? (ctx) => renderEvaluations(compiled, ctx, all, key)
         : (ctx) => renderNamed(compiled, ctx, names),
       request,
       reply,
@@ -156,6 +192,7 @@ export function frontendRoutes(
   done: () => void,
 ): void {
   const { authenticate } = options;
+  readJsonBodies(app, 'text');
   app.get(
     '/proxy',
     {

@@ -80,26 +80,27 @@ class EnabledCollector implements EvaluationVisitor {
 const collector = new EnabledCollector();
 
 /**
+ * The answer kept under `key` in the snapshot's answer cache, counted for usage metrics as if
+ * evaluated again; `undefined` when there is none (or no key: the cache is off).
+ */
+export function keptAnswer(compiled: CompiledState, key: string | undefined): Answer | undefined {
+  const kept = key === undefined ? undefined : compiled.answers?.get(key);
+  if (kept !== undefined) compiled.usage?.countAgain(kept.results);
+  return kept;
+}
+
+/**
  * `{"toggles":[...]}` of the results that are enabled (or of all, with `all`), copied together
- * from the cached UTF-8 bytes of each result: no string building, length scan or encoding. An
- * answer that depended on the snapshot and context alone is kept in the snapshot's answer cache
- * and sent again for the same context until a date constraint flips (its evaluations still count
- * for usage metrics).
+ * from the cached UTF-8 bytes of each result: no string building, length scan or encoding. With a
+ * `key`, an answer that depended on the snapshot and context alone is kept under it in the
+ * snapshot's answer cache, to be sent again (`keptAnswer`) until a date constraint flips.
  */
 export function renderEvaluations(
   compiled: CompiledState,
   context: Context,
   all: boolean,
+  key: string | undefined,
 ): Rendered {
-  const cache = compiled.answers;
-  const key = cache === undefined ? undefined : answerKey(context, all);
-  if (key !== undefined) {
-    const kept = (cache as AnswerCache).get(key);
-    if (kept !== undefined) {
-      compiled.usage?.countAgain(kept.results);
-      return kept;
-    }
-  }
   const c = collector;
   const usage = compiled.usage;
   c.compiled = compiled;
@@ -120,8 +121,9 @@ export function renderEvaluations(
     c.usage = undefined;
   }
   const { parts, count } = c;
+  const cache = key === undefined ? undefined : compiled.answers;
   const keep =
-    key !== undefined && (stableUntil === Number.POSITIVE_INFINITY || stableUntil > Date.now());
+    cache !== undefined && (stableUntil === Number.POSITIVE_INFINITY || stableUntil > Date.now());
   const length = count > 1 ? c.length + count - 1 : c.length;
   // A kept body gets its own memory: a view would pin a whole shared slab.
   const body = keep ? Buffer.allocUnsafeSlow(length) : allocateBody(length);
@@ -143,16 +145,8 @@ export function renderEvaluations(
     results: c.results.slice(0, compiled.snapshot.names.length),
     staleAt: stableUntil,
   };
-  (cache as AnswerCache).set(key, answer);
+  (cache as AnswerCache).set(key as string, answer);
   return answer;
-}
-
-/**
- * The cache key of a context: its JSON (every field the engine reads is a string, or the Date of
- * `currentTime`, so equal JSON means equal evaluation input), marked by which toggles are sent.
- */
-function answerKey(context: Context, all: boolean): string {
-  return (all ? 'all:' : 'enabled:') + JSON.stringify(context);
 }
 
 /**
