@@ -13,14 +13,22 @@ export interface Answer {
 /** Rough heap cost of an entry besides its body and key: the objects, the Map slot, the list. */
 const ENTRY_OVERHEAD = 200;
 
+/** A body that several kept answers send, and how many do. */
+interface SharedBody {
+  readonly body: Buffer;
+  users: number;
+}
+
 /**
- * Answers of one snapshot by context, least recently used first out, within a byte budget.
+ * Answers of one snapshot by request, least recently used first out, within a byte budget.
  * Browser SDKs poll with the same context every few seconds, and an answer that depended on the
  * snapshot and the context alone (the engine says so) stays right until the flags change: the
- * cache lives and dies with its snapshot, so there is nothing to invalidate.
+ * cache lives and dies with its snapshot, so there is nothing to invalidate. Many contexts get the
+ * same toggles, so answers with equal bodies keep one copy (found by ETag, compared byte for byte).
  */
 export class AnswerCache {
   private readonly entries = new Map<string, Answer>();
+  private readonly bodies = new Map<string, SharedBody>();
   private bytes = 0;
 
   constructor(private readonly budget: number) {}
@@ -29,13 +37,18 @@ export class AnswerCache {
     return this.entries.size;
   }
 
+  /** Distinct bodies kept (answers with equal bodies share one). */
+  get bodyCount(): number {
+    return this.bodies.size;
+  }
+
   /** The answer kept for `key`, unless there is none or it has gone stale. */
   get(key: string): Answer | undefined {
     const answer = this.entries.get(key);
     if (answer === undefined) return undefined;
     this.entries.delete(key);
     if (answer.staleAt !== Number.POSITIVE_INFINITY && Date.now() >= answer.staleAt) {
-      this.bytes -= costOf(key, answer);
+      this.release(key, answer);
       return undefined;
     }
     // Most recently used goes last: Map keeps insertion order.
@@ -44,24 +57,48 @@ export class AnswerCache {
   }
 
   set(key: string, answer: Answer): void {
-    const cost = costOf(key, answer);
     // One answer may take at most a quarter of the budget, so a few huge ones cannot flush the rest.
-    if (cost > this.budget / 4) return;
+    if (entryCost(key, answer) + answer.body.length > this.budget / 4) return;
     const replaced = this.entries.get(key);
     if (replaced !== undefined) {
       this.entries.delete(key);
-      this.bytes -= costOf(key, replaced);
+      this.release(key, replaced);
     }
-    this.entries.set(key, answer);
-    this.bytes += cost;
+    this.entries.set(key, this.hold(key, answer));
     for (const [oldest, evicted] of this.entries) {
       if (this.bytes <= this.budget) break;
       this.entries.delete(oldest);
-      this.bytes -= costOf(oldest, evicted);
+      this.release(oldest, evicted);
     }
+  }
+
+  /** Counts an entry in; its body is the shared one of an equal answer when there is one. */
+  private hold(key: string, answer: Answer): Answer {
+    this.bytes += entryCost(key, answer);
+    const shared = this.bodies.get(answer.etag);
+    if (shared === undefined) {
+      this.bodies.set(answer.etag, { body: answer.body, users: 1 });
+    } else if (shared.body.equals(answer.body)) {
+      shared.users++;
+      return { ...answer, body: shared.body };
+    }
+    // A new body, or one whose ETag another body has (a hash collision: kept apart, unshared).
+    this.bytes += answer.body.length;
+    return answer;
+  }
+
+  private release(key: string, answer: Answer): void {
+    this.bytes -= entryCost(key, answer);
+    const shared = this.bodies.get(answer.etag);
+    if (shared?.body === answer.body) {
+      if (--shared.users > 0) return;
+      this.bodies.delete(answer.etag);
+    }
+    this.bytes -= answer.body.length;
   }
 }
 
-function costOf(key: string, answer: Answer): number {
-  return answer.body.length + 2 * key.length + 8 * answer.results.length + ENTRY_OVERHEAD;
+/** What an entry costs besides its body. */
+function entryCost(key: string, answer: Answer): number {
+  return 2 * key.length + 8 * answer.results.length + ENTRY_OVERHEAD;
 }

@@ -39,8 +39,9 @@ describe('answer cache', () => {
         assert.equal(answer.text, first.text);
         assert.equal(answer.headers.etag, first.headers.etag);
       }
-      // Kept by the request as sent: one answer for the query, one for the body.
+      // Kept by the request as sent: one answer for the query, one for the body, one body for both.
       assert.equal(run.proxy.state.current?.answers?.size, 2);
+      assert.equal(run.proxy.state.current?.answers?.bodyCount, 1);
       const notModified = await call(run.base, 'GET', '/proxy?userId=123', {
         headers: withKey({ 'if-none-match': String(first.headers.etag) }),
       });
@@ -274,9 +275,11 @@ describe('answer cache', () => {
 
   it('drops the least recently used answers beyond its budget', () => {
     const results: Evaluation[] = [];
+    let made = 0;
+    // Every answer a body and ETag of its own.
     const answer = (bytes: number, staleAt = Number.POSITIVE_INFINITY) => ({
-      body: Buffer.alloc(bytes),
-      etag: 'W/"x"',
+      body: Buffer.alloc(bytes, ++made),
+      etag: `W/"${made}"`,
       results,
       staleAt,
     });
@@ -302,5 +305,31 @@ describe('answer cache', () => {
     const fresh = answer(10);
     cache.set('dated', fresh);
     assert.equal(cache.get('dated'), fresh);
+  });
+
+  it('keeps one copy of equal bodies, and frees it with the last answer that sends it', () => {
+    const results: Evaluation[] = [];
+    const answer = (fill: number, etag: string, bytes = 700) => ({
+      body: Buffer.alloc(bytes, fill),
+      etag,
+      results,
+      staleAt: Number.POSITIVE_INFINITY,
+    });
+    // Unshared, the budget holds four 700-byte answers; shared, ten send one body.
+    const cache = new AnswerCache(4000);
+    for (let i = 0; i < 10; i++) cache.set(`same-${i}`, answer(1, 'W/"same"'));
+    assert.equal(cache.size, 10);
+    assert.equal(cache.bodyCount, 1);
+    const body = cache.get('same-0')?.body;
+    for (let i = 1; i < 10; i++) assert.equal(cache.get(`same-${i}`)?.body, body);
+    // The same ETag over other bytes (a hash collision) is kept apart with its own body.
+    cache.set('collision', answer(2, 'W/"same"'));
+    assert.deepEqual(cache.get('collision')?.body, Buffer.alloc(700, 2));
+    assert.deepEqual(cache.get('same-3')?.body, Buffer.alloc(700, 1));
+    // New bodies push the shared one out once every answer sending it is gone.
+    for (let i = 0; i < 4; i++) cache.set(`other-${i}`, answer(10 + i, `W/"other-${i}"`));
+    assert.equal(cache.get('same-0'), undefined);
+    assert.equal(cache.bodyCount, 4);
+    assert.equal(cache.size, 4);
   });
 });
