@@ -56,35 +56,43 @@ export class AnswerCache {
     return answer;
   }
 
-  set(key: string, answer: Answer): void {
+  /**
+   * Keeps `answer` for `key` and returns it as kept: with a copy of its body in memory of its own,
+   * or the equal body of another kept answer, so the body passed in may be a view of memory that
+   * is written again later. `undefined` when the answer is too large to keep.
+   */
+  set(key: string, answer: Answer): Answer | undefined {
     // One answer may take at most a quarter of the budget, so a few huge ones cannot flush the rest.
-    if (entryCost(key, answer) + answer.body.length > this.budget / 4) return;
+    if (entryCost(key, answer) + answer.body.length > this.budget / 4) return undefined;
     const replaced = this.entries.get(key);
     if (replaced !== undefined) {
       this.entries.delete(key);
       this.release(key, replaced);
     }
-    this.entries.set(key, this.hold(key, answer));
+    const kept = this.hold(key, answer);
+    this.entries.set(key, kept);
     for (const [oldest, evicted] of this.entries) {
       if (this.bytes <= this.budget) break;
       this.entries.delete(oldest);
       this.release(oldest, evicted);
     }
+    return kept;
   }
 
-  /** Counts an entry in; its body is the shared one of an equal answer when there is one. */
+  /** Counts an entry in, with the shared body of an equal answer or a copy of its own. */
   private hold(key: string, answer: Answer): Answer {
     this.bytes += entryCost(key, answer);
     const shared = this.bodies.get(answer.etag);
-    if (shared === undefined) {
-      this.bodies.set(answer.etag, { body: answer.body, users: 1 });
-    } else if (shared.body.equals(answer.body)) {
+    if (shared?.body.equals(answer.body)) {
       shared.users++;
       return { ...answer, body: shared.body };
     }
-    // A new body, or one whose ETag another body has (a hash collision: kept apart, unshared).
-    this.bytes += answer.body.length;
-    return answer;
+    const body = Buffer.allocUnsafeSlow(answer.body.length);
+    answer.body.copy(body);
+    // The same ETag over other bytes is a hash collision: that body is kept apart, unshared.
+    if (shared === undefined) this.bodies.set(answer.etag, { body, users: 1 });
+    this.bytes += body.length;
+    return { ...answer, body };
   }
 
   private release(key: string, answer: Answer): void {

@@ -125,8 +125,7 @@ export function renderEvaluations(
   const keep =
     cache !== undefined && (stableUntil === Number.POSITIVE_INFINITY || stableUntil > Date.now());
   const length = count > 1 ? c.length + count - 1 : c.length;
-  // A kept body gets its own memory: a view would pin a whole shared slab.
-  const body = keep ? Buffer.allocUnsafeSlow(length) : allocateBody(length);
+  const body = allocateBody(length);
   let offset = body.write(PREFIX, 0, 'latin1');
   for (let i = 0; i < count; i++) {
     if (i > 0) body[offset++] = COMMA;
@@ -138,15 +137,16 @@ export function renderEvaluations(
   body[offset] = CLOSE_BRACE;
   parts.length = 0;
   const etag = etagOf(c.h1, c.h2, count);
-  if (!keep) return { body, etag };
-  const answer: Answer = {
-    body,
-    etag,
-    results: c.results.slice(0, compiled.snapshot.names.length),
-    staleAt: stableUntil,
-  };
-  (cache as AnswerCache).set(key as string, answer);
-  return answer;
+  if (keep) {
+    // The cache copies the body out of the slab (or shares an equal one); this one is sent.
+    (cache as AnswerCache).set(key as string, {
+      body,
+      etag,
+      results: c.results.slice(0, compiled.snapshot.names.length),
+      staleAt: stableUntil,
+    });
+  }
+  return { body, etag };
 }
 
 /**
