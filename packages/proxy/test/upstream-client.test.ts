@@ -296,4 +296,65 @@ describe('proxy over TLS and through forward proxies', () => {
     assert.deepEqual(forward.forwarded, []);
     assert.deepEqual(forward.tunnels, []);
   });
+
+  it('reaches the hosts NO_PROXY lists directly and the others through the forward proxy', async () => {
+    const forward = await forwardProxy();
+    const plain = await new FakeUpstream(smallPayload).start();
+    const tls = await new FakeUpstream(smallPayload).useTls(TLS).start();
+    try {
+      const port = new URL(plain.url).port;
+      // [NO_PROXY, host in the URL, through the forward proxy?]
+      const cases: Array<[string, string, boolean]> = [
+        ['127.0.0.1', '127.0.0.1', false],
+        ['example.com, 127.0.0.0/8', '127.0.0.1', false],
+        [`localhost:${port}`, 'localhost', false],
+        ['.LOCALHOST', 'localhost', false],
+        ['*', 'localhost', false],
+        ['[::1],127.0.0.1', 'localhost', true],
+        ['127.0.0.1:1', '127.0.0.1', true],
+        ['10.0.0.0/8,example.com', '127.0.0.1', true],
+        ['', '127.0.0.1', true],
+      ];
+      for (const [noProxy, host, proxied] of cases) {
+        const config = loadConfig({
+          FLAGS_URL: plain.url,
+          FLAGS_API_TOKEN: 't',
+          FLAGS_PROXY_CLIENT_KEYS: 'k',
+          http_proxy: forward.url,
+          NO_PROXY: noProxy,
+        });
+        const upstream = createUpstreamClient(config);
+        try {
+          const before = forward.forwarded.length;
+          const answer = await upstream.request(`http://${host}:${port}/api/client/features`, GET);
+          await answer.dump();
+          assert.equal(forward.forwarded.length - before, proxied ? 1 : 0, `${noProxy} ${host}`);
+        } finally {
+          await upstream.close();
+        }
+      }
+      // https: a listed host gets no CONNECT tunnel, the same request without NO_PROXY does.
+      for (const [noProxy, tunnelled] of [
+        ['127.0.0.1', false],
+        ['', true],
+      ] as const) {
+        const upstream = createUpstreamClient({
+          rejectUnauthorized: false,
+          httpsProxy: new URL(forward.url),
+          noProxy: noProxy === '' ? [] : [noProxy],
+        });
+        try {
+          const before = forward.tunnels.length;
+          const answer = await upstream.request(`${tls.url}/client/features`, GET);
+          await answer.dump();
+          assert.equal(forward.tunnels.length - before, tunnelled ? 1 : 0, `https ${noProxy}`);
+        } finally {
+          await upstream.close();
+        }
+      }
+    } finally {
+      await plain.stop();
+      await tls.stop();
+    }
+  });
 });

@@ -71,6 +71,7 @@ export interface ProxyConfig {
   readonly rejectUnauthorized: boolean;
   readonly httpProxy: URL | undefined;
   readonly httpsProxy: URL | undefined;
+  readonly noProxy: readonly string[];
   readonly bootstrap: { readonly url: URL; readonly authorization: string | undefined } | undefined;
   readonly serverSideTokens: readonly string[];
   readonly expCustomEnrichers: readonly (ContextEnricher | string)[];
@@ -387,6 +388,7 @@ export function resolveConfig(
     rejectUnauthorized: get<boolean>('httpOptions.rejectUnauthorized'),
     httpProxy: values.get('httpOptions.httpProxy') as URL | undefined,
     httpsProxy: values.get('httpOptions.httpsProxy') as URL | undefined,
+    noProxy: (values.get('httpOptions.noProxy') as string[] | undefined) ?? [],
     bootstrap:
       bootstrapUrl === undefined
         ? undefined

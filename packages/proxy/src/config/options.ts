@@ -311,15 +311,21 @@ export const options: readonly OptionSpec[] = [
   },
   {
     option: 'httpOptions.httpProxy',
-    env: ['HTTP_PROXY'],
+    env: ['HTTP_PROXY', 'http_proxy'],
     type: 'url',
     doc: 'Proxy server for outgoing HTTP requests.',
   },
   {
     option: 'httpOptions.httpsProxy',
-    env: ['HTTPS_PROXY'],
+    env: ['HTTPS_PROXY', 'https_proxy'],
     type: 'url',
     doc: 'Proxy server for outgoing HTTPS requests.',
+  },
+  {
+    option: 'httpOptions.noProxy',
+    env: ['NO_PROXY', 'no_proxy'],
+    type: 'list',
+    doc: 'Hosts reached directly despite `HTTP_PROXY`/`HTTPS_PROXY`: `*`, host names (with their subdomains), IPs or CIDR ranges, each optionally with `:port`.',
   },
   {
     option: 'expBootstrap.url',
@@ -425,6 +431,7 @@ export interface ProxyOptions {
     rejectUnauthorized?: boolean;
     httpProxy?: string | URL;
     httpsProxy?: string | URL;
+    noProxy?: readonly string[] | string;
   };
   expBootstrap?: { url?: string | URL; urlHeaders?: { Authorization?: string } };
   expServerSideSdkConfig?: { tokens?: readonly string[] };

@@ -1,5 +1,6 @@
 import * as http from 'node:http';
 import * as https from 'node:https';
+import { proxyBypass } from './no-proxy.js';
 
 /** One upstream request; `timeoutMs` bounds the whole exchange (connect, headers and body). */
 export interface UpstreamRequestInit {
@@ -33,6 +34,8 @@ export interface UpstreamClientOptions {
   readonly httpProxy?: URL | undefined;
   /** Forward proxy for `https:` URLs (`CONNECT` tunnels). */
   readonly httpsProxy?: URL | undefined;
+  /** Hosts reached directly although a forward proxy is set (`NO_PROXY`; see `proxyBypass`). */
+  readonly noProxy?: readonly string[];
 }
 
 type ErrorWithCode = Error & { code: string };
@@ -47,14 +50,16 @@ function codedError(message: string, code: string): ErrorWithCode {
  * minute. The proxy agents are imported only when a proxy is configured.
  */
 export function createUpstreamClient(options: UpstreamClientOptions): UpstreamClient {
-  const agents = new Map<'http:' | 'https:', Promise<http.Agent>>();
+  const agents = new Map<string, Promise<http.Agent>>();
+  const bypass = proxyBypass(options.noProxy ?? []);
   let closed = false;
 
-  const agentFor = (protocol: 'http:' | 'https:'): Promise<http.Agent> => {
-    let agent = agents.get(protocol);
+  const agentFor = (protocol: 'http:' | 'https:', direct: boolean): Promise<http.Agent> => {
+    const key = direct ? `${protocol} direct` : protocol;
+    let agent = agents.get(key);
     if (agent === undefined) {
-      agent = createAgent(protocol, options);
-      agents.set(protocol, agent);
+      agent = createAgent(protocol, options, direct);
+      agents.set(key, agent);
     }
     return agent;
   };
@@ -66,7 +71,7 @@ export function createUpstreamClient(options: UpstreamClientOptions): UpstreamCl
       if (protocol !== 'http:' && protocol !== 'https:')
         throw codedError(`unsupported upstream protocol ${protocol}`, 'ERR_INVALID_PROTOCOL');
       if (closed) throw codedError('the upstream client is closed', 'ERR_UPSTREAM_CLOSED');
-      const agent = await agentFor(protocol);
+      const agent = await agentFor(protocol, bypass(target));
       if (closed) throw codedError('the upstream client is closed', 'ERR_UPSTREAM_CLOSED');
       return send(target, init, agent, options.rejectUnauthorized);
     },
@@ -84,16 +89,17 @@ export function createUpstreamClient(options: UpstreamClientOptions): UpstreamCl
 async function createAgent(
   protocol: 'http:' | 'https:',
   options: UpstreamClientOptions,
+  direct: boolean,
 ): Promise<http.Agent> {
   const { rejectUnauthorized } = options;
   if (protocol === 'https:') {
-    if (options.httpsProxy === undefined)
+    if (direct || options.httpsProxy === undefined)
       return new https.Agent({ keepAlive: true, rejectUnauthorized });
     const { HttpsProxyAgent } = await import('https-proxy-agent');
     // Options here apply to the connection to the proxy; the upstream's TLS takes the request's.
     return new HttpsProxyAgent(options.httpsProxy, { keepAlive: true, rejectUnauthorized });
   }
-  if (options.httpProxy === undefined) return new http.Agent({ keepAlive: true });
+  if (direct || options.httpProxy === undefined) return new http.Agent({ keepAlive: true });
   const { HttpProxyAgent } = await import('http-proxy-agent');
   return new HttpProxyAgent(options.httpProxy, { keepAlive: true, rejectUnauthorized });
 }
