@@ -245,7 +245,7 @@ export const options: readonly OptionSpec[] = [
     env: ['PROXY_ANSWER_CACHE_BYTES'],
     type: 'budget',
     default: '16777216',
-    doc: 'Memory for answers kept per context and reused until the flags change (only answers that depend on the context alone; off with `expCustomEnrichers`); `0` turns it off.',
+    doc: 'Memory for answers kept per request (client address and query or body) and reused until the flags change (only answers that depend on the context alone; off with `expCustomEnrichers`); `0` turns it off.',
   },
   {
     option: 'cors.allowedHeaders',
