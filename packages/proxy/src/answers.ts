@@ -57,26 +57,23 @@ export class AnswerCache {
   }
 
   /**
-   * Keeps `answer` for `key` and returns it as kept: with a copy of its body in memory of its own,
-   * or the equal body of another kept answer, so the body passed in may be a view of memory that
-   * is written again later. `undefined` when the answer is too large to keep.
+   * Keeps `answer` for `key` with a copy of its body in memory of its own, or the equal body of
+   * another kept answer: the body passed in may be a view of memory that is written again later.
    */
-  set(key: string, answer: Answer): Answer | undefined {
+  set(key: string, answer: Answer): void {
     // One answer may take at most a quarter of the budget, so a few huge ones cannot flush the rest.
-    if (entryCost(key, answer) + answer.body.length > this.budget / 4) return undefined;
+    if (entryCost(key, answer) + answer.body.length > this.budget / 4) return;
     const replaced = this.entries.get(key);
     if (replaced !== undefined) {
       this.entries.delete(key);
       this.release(key, replaced);
     }
-    const kept = this.hold(key, answer);
-    this.entries.set(key, kept);
+    this.entries.set(key, this.hold(key, answer));
     for (const [oldest, evicted] of this.entries) {
       if (this.bytes <= this.budget) break;
       this.entries.delete(oldest);
       this.release(oldest, evicted);
     }
-    return kept;
   }
 
   /** Counts an entry in, with the shared body of an equal answer or a copy of its own. */
