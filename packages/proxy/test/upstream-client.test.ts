@@ -146,6 +146,30 @@ describe('upstream client', () => {
     }
   });
 
+  it(
+    'times out, and close() drops the connection, when a forward proxy never answers CONNECT',
+    { timeout: 10_000 },
+    async () => {
+      const forward = await new ForwardProxy({ answerConnect: false }).start();
+      try {
+        const made = createUpstreamClient({
+          rejectUnauthorized: true,
+          httpsProxy: new URL(forward.url),
+        });
+        clients.push(made);
+        const error = await errorOf(
+          made.request('https://127.0.0.1:9/api/client/features', { ...GET, timeoutMs: 200 }),
+        );
+        assert.equal(error.code, 'ETIMEDOUT');
+        assert.deepEqual(forward.tunnels, ['127.0.0.1:9']);
+        await made.close();
+        await waitFor(() => forward.openConnections === 0, 2000);
+      } finally {
+        await forward.stop();
+      }
+    },
+  );
+
   it('checks the upstream certificate unless rejectUnauthorized is false', async () => {
     const upstream = await new FakeUpstream(smallPayload).useTls(TLS).start();
     try {

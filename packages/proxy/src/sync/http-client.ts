@@ -52,13 +52,15 @@ function codedError(message: string, code: string): ErrorWithCode {
 export function createUpstreamClient(options: UpstreamClientOptions): UpstreamClient {
   const agents = new Map<string, Promise<http.Agent>>();
   const bypass = proxyBypass(options.noProxy ?? []);
+  // Ends the forward-proxy agents' connections that no agent holds yet (a CONNECT in progress).
+  const closing = new AbortController();
   let closed = false;
 
   const agentFor = (protocol: 'http:' | 'https:', direct: boolean): Promise<http.Agent> => {
     const key = direct ? `${protocol} direct` : protocol;
     let agent = agents.get(key);
     if (agent === undefined) {
-      agent = createAgent(protocol, options, direct);
+      agent = createAgent(protocol, options, direct, closing.signal);
       agents.set(key, agent);
     }
     return agent;
@@ -82,6 +84,7 @@ export function createUpstreamClient(options: UpstreamClientOptions): UpstreamCl
       for (const agent of await Promise.allSettled(pending)) {
         if (agent.status === 'fulfilled') agent.value.destroy();
       }
+      closing.abort();
     },
   };
 }
@@ -90,6 +93,7 @@ async function createAgent(
   protocol: 'http:' | 'https:',
   options: UpstreamClientOptions,
   direct: boolean,
+  signal: AbortSignal,
 ): Promise<http.Agent> {
   const { rejectUnauthorized } = options;
   if (protocol === 'https:') {
@@ -97,11 +101,12 @@ async function createAgent(
       return new https.Agent({ keepAlive: true, rejectUnauthorized });
     const { HttpsProxyAgent } = await import('https-proxy-agent');
     // Options here apply to the connection to the proxy; the upstream's TLS takes the request's.
-    return new HttpsProxyAgent(options.httpsProxy, { keepAlive: true, rejectUnauthorized });
+    // The signal goes to every connection made to the proxy.
+    return new HttpsProxyAgent(options.httpsProxy, { keepAlive: true, rejectUnauthorized, signal });
   }
   if (direct || options.httpProxy === undefined) return new http.Agent({ keepAlive: true });
   const { HttpProxyAgent } = await import('http-proxy-agent');
-  return new HttpProxyAgent(options.httpProxy, { keepAlive: true, rejectUnauthorized });
+  return new HttpProxyAgent(options.httpProxy, { keepAlive: true, rejectUnauthorized, signal });
 }
 
 function send(
@@ -132,6 +137,9 @@ function send(
       // Destroys the socket (not returned to the pool) and fails the headers or body wait.
       request.destroy(timedOut);
       response?.destroy(timedOut);
+      // A request still waiting for its socket (a forward proxy that never answers CONNECT) emits
+      // no error when destroyed, so the wait for headers is failed here.
+      reject(timedOut);
     }, init.timeoutMs);
     const done = () => clearTimeout(timer);
 

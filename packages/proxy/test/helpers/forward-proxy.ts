@@ -20,6 +20,14 @@ export class ForwardProxy {
   private server: Server | undefined;
   private readonly sockets = new Set<Socket>();
 
+  /** With `answerConnect: false`, a `CONNECT` is recorded and never answered (a stuck proxy). */
+  constructor(private readonly options: { readonly answerConnect?: boolean } = {}) {}
+
+  /** Connections open to or from the proxy (clients and tunnel targets). */
+  get openConnections(): number {
+    return this.sockets.size;
+  }
+
   get url(): string {
     const address = this.server?.address() as AddressInfo | undefined;
     return `http://127.0.0.1:${address?.port ?? 0}`;
@@ -76,6 +84,12 @@ export class ForwardProxy {
   private tunnel(request: IncomingMessage, client: Socket, head: Buffer): void {
     const authority = request.url ?? '';
     this.tunnels.push(authority);
+    if (this.options.answerConnect === false) {
+      // Read (and drop) what comes, and close when the client does (the server allows half-open).
+      client.resume();
+      client.on('end', () => client.destroy());
+      return;
+    }
     const separator = authority.lastIndexOf(':');
     const upstream = connect(Number(authority.slice(separator + 1)), authority.slice(0, separator));
     this.track(upstream);
