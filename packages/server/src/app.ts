@@ -61,6 +61,8 @@ export async function buildApp(config: ServerConfig, deps: AppDeps): Promise<Fas
         ? { logger: false }
         : { loggerInstance: deps.logger }),
     bodyLimit: config.bodyLimitBytes,
+    // Fastify takes a hop count too, which its option type leaves out.
+    trustProxy: config.trustProxy as boolean | string[],
     // A log line per request costs more than serving a cached body; kept for debug and trace.
     logController: new LogController({
       disableRequestLogging: config.logLevel !== 'debug' && config.logLevel !== 'trace',

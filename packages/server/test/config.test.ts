@@ -66,6 +66,24 @@ describe('configuration', () => {
     }
   });
 
+  it('reads TRUST_PROXY as true, false, a hop count or trusted addresses, and refuses others', () => {
+    assert.equal(loadConfig({}).trustProxy, false);
+    assert.equal(loadConfig({ TRUST_PROXY: 'TRUE' }).trustProxy, true);
+    assert.equal(loadConfig({ TRUST_PROXY: '2' }).trustProxy, 2);
+    assert.deepEqual(loadConfig({ TRUST_PROXY: '10.0.0.0/8, loopback,::1' }).trustProxy, [
+      '10.0.0.0/8',
+      'loopback',
+      '::1',
+    ]);
+    for (const bad of ['yes', '10.0.0.0/33', '10.0.0.1,lb.internal']) {
+      assert.throws(
+        () => loadConfig({ TRUST_PROXY: bad }),
+        (error) => error instanceof ConfigError && /TRUST_PROXY/.test(error.message),
+        bad,
+      );
+    }
+  });
+
   it('masks tokens for logs', () => {
     assert.equal(maskToken('default:production.0123456789abcdef'), 'default:production.0123…');
     assert.equal(maskToken('plainsecret'), 'plai…');

@@ -1,3 +1,4 @@
+import { compile as compileTrust } from '@fastify/proxy-addr';
 import { type LogLevel, type OptionSpec, options, type ServerConfig } from './options.js';
 
 const LEVELS: ReadonlySet<string> = new Set([
@@ -56,6 +57,28 @@ function parseValue(spec: OptionSpec, name: string, raw: string): Parsed | Error
       if (raw === 'true' || raw === '1') return true;
       if (raw === 'false' || raw === '0') return false;
       return new Error(`${name} must be true or false, got "${raw}"`);
+    case 'trust-proxy':
+      return parseTrustProxy(name, raw);
+  }
+}
+
+/** `true`, `false`, a hop count, or trusted addresses checked the way Fastify will use them. */
+function parseTrustProxy(name: string, raw: string): boolean | number | string[] | Error {
+  const value = raw.trim().toLowerCase();
+  if (value === 'true') return true;
+  if (value === 'false') return false;
+  if (/^\d+$/.test(value)) return Number(value);
+  const addresses = value
+    .split(',')
+    .map((item) => item.trim())
+    .filter((item) => item !== '');
+  try {
+    compileTrust(addresses);
+    return addresses;
+  } catch (error) {
+    return new Error(
+      `${name} must be true, false, a hop count or IP/CIDR addresses: ${(error as Error).message}`,
+    );
   }
 }
 

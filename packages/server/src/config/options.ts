@@ -16,7 +16,8 @@ export interface OptionSpec {
     | 'boolean'
     | 'bytes'
     | 'ms'
-    | 'count';
+    | 'count'
+    | 'trust-proxy';
   /** Default as written in the docs (and parsed like an env value); undefined = unset. */
   readonly default?: string;
   readonly doc: string;
@@ -40,6 +41,11 @@ export interface ServerConfig {
   readonly importBodyLimitBytes: number;
   readonly revisionCheckMs: number;
   readonly signupsPerMinute: number;
+  /**
+   * Which forwarded-for headers to believe for the client address: `false` (none, the socket's
+   * address), `true` (all), a hop count, or the addresses/ranges of the trusted proxies.
+   */
+  readonly trustProxy: boolean | number | readonly string[];
 }
 
 export const options: readonly OptionSpec[] = [
@@ -132,5 +138,12 @@ export const options: readonly OptionSpec[] = [
     type: 'count',
     default: '20',
     doc: 'Public signups (`POST /invite/:token/signup`) accepted per client address and minute; more get 429.',
+  },
+  {
+    key: 'trustProxy',
+    env: ['TRUST_PROXY'],
+    type: 'trust-proxy',
+    default: 'false',
+    doc: 'Client address from `X-Forwarded-For` behind load balancers (for the signup limit and logs): `true` (trust all), `false`, a hop count, or comma-separated trusted proxy IPs/CIDRs (`loopback`, `linklocal`, `uniquelocal` allowed).',
   },
 ];

@@ -4,6 +4,7 @@ import { publicSignupTokenSchema, userSchema } from '@flags/schemas';
 import { Ajv } from 'ajv';
 import type { FastifyInstance } from 'fastify';
 import { buildApp } from '../../src/app.js';
+import { loadConfig } from '../../src/config/load.js';
 import type { Database } from '../../src/db/database.js';
 import { verifyPassword } from '../../src/features/users/password.js';
 import { admin, backends, DEV_TOKEN, testConfig } from '../helpers.js';
@@ -440,6 +441,49 @@ describe('public signup rate limit', () => {
         const listed = await app.inject({ url: '/api/admin/invite-link/tokens', headers: admin });
         assert.equal(listed.statusCode, 200);
       }
+    } finally {
+      await app.close();
+      await opened.cleanup();
+    }
+  });
+
+  it('counts each client behind a trusted load balancer (TRUST_PROXY) apart, and ignores forwarded-for from others', async () => {
+    const opened = await backends[0]!.open();
+    const { trustProxy } = loadConfig({ TRUST_PROXY: '10.0.0.0/8' });
+    const app = await buildApp(testConfig({ trustProxy, signupsPerMinute: 2 }), {
+      db: opened.db,
+      logger: false,
+    });
+    try {
+      const created = await app.inject({
+        method: 'POST',
+        url: '/api/admin/invite-link/tokens',
+        headers: admin,
+        payload: { name: 'invite', expiresAt: new Date(Date.now() + 3_600_000).toISOString() },
+      });
+      const { secret } = created.json() as { secret: string };
+      let made = 0;
+      const signup = (remoteAddress: string, forwardedFor: string) =>
+        app
+          .inject({
+            method: 'POST',
+            url: `/invite/${secret}/signup`,
+            payload: { name: 'N', email: `u${made++}@example.com` },
+            headers: { 'x-forwarded-for': forwardedFor },
+            remoteAddress,
+          })
+          .then((response) => response.statusCode);
+      // Two clients behind the balancer at 10.0.0.1: two signups each.
+      const balanced = [];
+      for (const client of ['203.0.113.7', '203.0.113.7', '198.51.100.9', '198.51.100.9'])
+        balanced.push(await signup('10.0.0.1', client));
+      assert.deepEqual(balanced, [201, 201, 201, 201]);
+      assert.equal(await signup('10.0.0.1', '203.0.113.7'), 429);
+      // A caller outside the trusted range is counted by its own address, whatever it forwards.
+      const direct = [];
+      for (const forged of ['192.0.2.1', '192.0.2.2', '192.0.2.3'])
+        direct.push(await signup('192.0.2.200', forged));
+      assert.deepEqual(direct, [201, 201, 429]);
     } finally {
       await app.close();
       await opened.cleanup();
