@@ -1,5 +1,5 @@
-import { isIP } from 'node:net';
 import { hostname } from 'node:os';
+import { compile as compileTrust } from '@fastify/proxy-addr';
 import type { CustomStrategy } from '@flags/engine';
 import {
   type ContextEnricher,
@@ -77,8 +77,6 @@ export interface ProxyConfig {
   readonly expCustomEnrichers: readonly (ContextEnricher | string)[];
 }
 
-const TRUST_KEYWORDS = new Set(['loopback', 'linklocal', 'uniquelocal']);
-
 function splitList(raw: string): string[] {
   return raw
     .split(',')
@@ -86,15 +84,14 @@ function splitList(raw: string): string[] {
     .filter((item) => item !== '');
 }
 
-function isCidrOrIp(value: string): boolean {
-  if (TRUST_KEYWORDS.has(value)) return true;
-  const slash = value.indexOf('/');
-  if (slash === -1) return isIP(value) !== 0;
-  const ip = value.slice(0, slash);
-  const bits = value.slice(slash + 1);
-  const family = isIP(ip);
-  if (family === 0 || !/^\d{1,3}$/.test(bits)) return false;
-  return Number(bits) <= (family === 4 ? 32 : 128);
+/** An address, CIDR range or keyword (`loopback`, ...) as Fastify's proxy-addr will read it. */
+function isTrustedProxyEntry(value: string): boolean {
+  try {
+    compileTrust(value);
+    return true;
+  } catch {
+    return false;
+  }
 }
 
 /** Parses one environment value by the option's type; an `Error` names the variable. */
@@ -263,7 +260,7 @@ function check(spec: OptionSpec, value: unknown, problems: string[]): unknown {
       if (typeof value === 'number' && Number.isInteger(value) && value >= 0) return value;
       const list = typeof value === 'string' ? splitList(value) : value;
       if (!Array.isArray(list)) return bad('true, false, a hop count, or IP/CIDR addresses');
-      const invalid = list.filter((item) => typeof item !== 'string' || !isCidrOrIp(item));
+      const invalid = list.filter((item) => typeof item !== 'string' || !isTrustedProxyEntry(item));
       if (invalid.length > 0)
         return bad(`true, false or IP/CIDR addresses, got "${invalid.join(', ')}"`);
       return list;
