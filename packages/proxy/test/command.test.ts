@@ -19,6 +19,13 @@ function commandLine(pid: number): string[] {
   return readFileSync(`/proc/${pid}/cmdline`, 'utf8').split('\0').filter(Boolean);
 }
 
+/** The environment a running process started with (Linux). */
+function environment(pid: number): string[] {
+  return readFileSync(`/proc/${pid}/environ`, 'utf8').split('\0').filter(Boolean);
+}
+
+const ALLOCATOR = ['MALLOC_ARENA_MAX', 'MALLOC_MMAP_THRESHOLD_', 'MALLOC_TRIM_THRESHOLD_'];
+
 async function startedCommand(extraEnv: Record<string, string>) {
   const upstream = await new FakeUpstream(smallPayload).start();
   const port = await freePort();
@@ -44,6 +51,13 @@ describe('the flags-proxy command', () => {
       const argv = commandLine(pid);
       assert.match(argv[0] as string, /(^|\/)node$/, 'sh was replaced by node in the same process');
       assert.ok(argv.includes('--max-semi-space-size=4'), argv.join(' '));
+      const env = environment(pid);
+      for (const setting of [
+        'MALLOC_ARENA_MAX=2',
+        'MALLOC_MMAP_THRESHOLD_=131072',
+        'MALLOC_TRIM_THRESHOLD_=131072',
+      ])
+        assert.ok(env.includes(setting), setting);
       const answer = await fetch(`${command.base}/proxy?userId=123`, {
         headers: { authorization: CLIENT_KEY },
       });
@@ -57,11 +71,25 @@ describe('the flags-proxy command', () => {
     }
   });
 
-  it('leaves the young generation to NODE_OPTIONS when it sets a semi-space size', async () => {
-    const command = await startedCommand({ NODE_OPTIONS: '--max-semi-space-size=8' });
+  it('leaves the young generation to NODE_OPTIONS and the allocator to the environment when they set it', async () => {
+    const command = await startedCommand({
+      NODE_OPTIONS: '--max-semi-space-size=8',
+      MALLOC_ARENA_MAX: '4',
+      MALLOC_MMAP_THRESHOLD_: '262144',
+      MALLOC_TRIM_THRESHOLD_: '65536',
+    });
     try {
       const argv = commandLine(command.child.pid as number);
       assert.ok(!argv.some((arg) => arg.includes('semi-space')), argv.join(' '));
+      const env = environment(command.child.pid as number);
+      for (const setting of [
+        'MALLOC_ARENA_MAX=4',
+        'MALLOC_MMAP_THRESHOLD_=262144',
+        'MALLOC_TRIM_THRESHOLD_=65536',
+      ])
+        assert.ok(env.includes(setting), setting);
+      for (const name of ALLOCATOR)
+        assert.equal(env.filter((entry) => entry.startsWith(`${name}=`)).length, 1, name);
     } finally {
       command.child.kill('SIGKILL');
       await command.upstream.stop();
