@@ -5,6 +5,7 @@ import { Ajv } from 'ajv';
 import type { FastifyInstance } from 'fastify';
 import { buildApp } from '../../src/app.js';
 import { loadConfig } from '../../src/config/load.js';
+import type { ServerConfig } from '../../src/config/options.js';
 import type { Database } from '../../src/db/database.js';
 import { verifyPassword } from '../../src/features/users/password.js';
 import { admin, backends, DEV_TOKEN, testConfig } from '../helpers.js';
@@ -399,12 +400,13 @@ for (const backend of backends) {
 }
 
 describe('public signup rate limit', () => {
-  it('accepts SIGNUP_RATE_LIMIT_PER_MINUTE signups per address and minute, then 429 without creating users', async () => {
+  /** An app with an invite token, its database, and the token's secret; closed after `use`. */
+  async function withInvite(
+    config: Partial<ServerConfig>,
+    use: (run: { app: FastifyInstance; db: Database; secret: string }) => Promise<void>,
+  ): Promise<void> {
     const opened = await backends[0]!.open();
-    const app = await buildApp(testConfig({ signupsPerMinute: 3 }), {
-      db: opened.db,
-      logger: false,
-    });
+    const app = await buildApp(testConfig(config), { db: opened.db, logger: false });
     try {
       const created = await app.inject({
         method: 'POST',
@@ -413,6 +415,15 @@ describe('public signup rate limit', () => {
         payload: { name: 'invite', expiresAt: new Date(Date.now() + 3_600_000).toISOString() },
       });
       const { secret } = created.json() as { secret: string };
+      await use({ app, db: opened.db, secret });
+    } finally {
+      await app.close();
+      await opened.cleanup();
+    }
+  }
+
+  it('accepts SIGNUP_RATE_LIMIT_PER_MINUTE signups per address and minute, then 429 without creating users', async () => {
+    await withInvite({ signupsPerMinute: 3 }, async ({ app, db, secret }) => {
       const signup = (email: string, remoteAddress = '203.0.113.7') =>
         app.inject({
           method: 'POST',
@@ -425,7 +436,7 @@ describe('public signup rate limit', () => {
       // A refused body counts too: the limit is on attempts.
       statuses.push((await signup('not-an-email')).statusCode);
       assert.deepEqual(statuses, [201, 201, 201, 429]);
-      const users = await opened.db.query('SELECT email FROM users ORDER BY id');
+      const users = await db.query('SELECT email FROM users ORDER BY id');
       const limited = await signup('late@example.com');
       assert.equal(limited.statusCode, 429);
       assert.ok(Number(limited.headers['retry-after']) > 0, 'Retry-After in seconds');
@@ -434,34 +445,19 @@ describe('public signup rate limit', () => {
         message: 'Too many requests from this address; try again in a minute.',
         details: [{ message: 'Too many requests from this address; try again in a minute.' }],
       });
-      assert.deepEqual(await opened.db.query('SELECT email FROM users ORDER BY id'), users);
+      assert.deepEqual(await db.query('SELECT email FROM users ORDER BY id'), users);
       // Another address has its own allowance; the admin routes have no limit.
       assert.equal((await signup('other@example.com', '198.51.100.9')).statusCode, 201);
       for (let i = 0; i < 5; i++) {
         const listed = await app.inject({ url: '/api/admin/invite-link/tokens', headers: admin });
         assert.equal(listed.statusCode, 200);
       }
-    } finally {
-      await app.close();
-      await opened.cleanup();
-    }
+    });
   });
 
   it('counts each client behind a trusted load balancer (TRUST_PROXY) apart, and ignores forwarded-for from others', async () => {
-    const opened = await backends[0]!.open();
     const { trustProxy } = loadConfig({ TRUST_PROXY: '10.0.0.0/8' });
-    const app = await buildApp(testConfig({ trustProxy, signupsPerMinute: 2 }), {
-      db: opened.db,
-      logger: false,
-    });
-    try {
-      const created = await app.inject({
-        method: 'POST',
-        url: '/api/admin/invite-link/tokens',
-        headers: admin,
-        payload: { name: 'invite', expiresAt: new Date(Date.now() + 3_600_000).toISOString() },
-      });
-      const { secret } = created.json() as { secret: string };
+    await withInvite({ trustProxy, signupsPerMinute: 2 }, async ({ app, secret }) => {
       let made = 0;
       const signup = (remoteAddress: string, forwardedFor: string) =>
         app
@@ -484,9 +480,6 @@ describe('public signup rate limit', () => {
       for (const forged of ['192.0.2.1', '192.0.2.2', '192.0.2.3'])
         direct.push(await signup('192.0.2.200', forged));
       assert.deepEqual(direct, [201, 201, 429]);
-    } finally {
-      await app.close();
-      await opened.cleanup();
-    }
+    });
   });
 });
