@@ -69,7 +69,7 @@ export async function createProxy(
       onWarning: (warning) =>
         log.warn({ flag: warning.flag }, `flag evaluation problem: ${warning.message}`),
     },
-    // Enrichers may add anything to a context, so its JSON no longer pins down the answer.
+    // Enrichers may add anything to a context, so the request as sent no longer pins down the answer.
     enrichers.length > 0 ? 0 : config.answerCacheBytes,
   );
   const upstream = createUpstreamClient(config);

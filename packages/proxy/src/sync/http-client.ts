@@ -46,7 +46,7 @@ function codedError(message: string, code: string): ErrorWithCode {
 
 /**
  * An upstream client on `node:http`/`node:https` (already loaded by Fastify), with one keep-alive
- * agent per protocol. undici cost ~10 MB of heap plus a WebAssembly parser for a few requests a
+ * agent per protocol and route (through the forward proxy, or direct for `NO_PROXY` hosts). undici cost ~10 MB of heap plus a WebAssembly parser for a few requests a
  * minute. The proxy agents are imported only when a proxy is configured.
  */
 export function createUpstreamClient(options: UpstreamClientOptions): UpstreamClient {
