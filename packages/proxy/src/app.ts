@@ -131,6 +131,7 @@ export async function buildApp(config: ProxyConfig, deps: AppDeps): Promise<Fast
   await app.register(ofrepRoutes, {
     prefix: config.proxyBasePath,
     state,
+    all: config.enableAllEndpoint,
     checker,
     headerName: config.clientKeysHeaderName,
     defaults: routeOptions.defaults,
