@@ -99,7 +99,11 @@ export async function buildApp(config: ProxyConfig, deps: AppDeps): Promise<Fast
   const routeOptions = {
     state,
     authenticate: requireKey(checker, config.clientKeysHeaderName),
-    defaults: { appName: config.flagsAppName, environment: config.environment },
+    defaults: {
+      appName: config.flagsAppName,
+      environment: config.environment,
+      ignoreCallerRemoteAddress: config.ignoreCallerRemoteAddress,
+    },
     enrichers: new Enrichers(deps.enrichers ?? [], log),
     prefix: config.proxyBasePath,
   };

@@ -155,6 +155,31 @@ describe('configuration', () => {
     assert.ok(!text.includes('token'), 'secrets are not echoed');
   });
 
+  it('ignores the caller’s remoteAddress by default only when trustProxy is set', () => {
+    const cases: [Record<string, string>, boolean][] = [
+      [{}, false],
+      [{ TRUST_PROXY: 'false' }, false],
+      [{ TRUST_PROXY: 'true' }, true],
+      [{ TRUST_PROXY: '10.0.0.0/8' }, true],
+      [{ TRUST_PROXY: 'true', PROXY_IGNORE_CALLER_REMOTE_ADDRESS: 'false' }, false],
+      [{ PROXY_IGNORE_CALLER_REMOTE_ADDRESS: 'true' }, true],
+    ];
+    for (const [env, expected] of cases) {
+      assert.equal(
+        loadConfig({ ...REQUIRED, ...env }).ignoreCallerRemoteAddress,
+        expected,
+        JSON.stringify(env),
+      );
+    }
+    assert.equal(loadConfig(REQUIRED, { trustProxy: 1 }).ignoreCallerRemoteAddress, true);
+    assert.equal(loadConfig(REQUIRED, { trustProxy: 0 }).ignoreCallerRemoteAddress, false);
+    assert.equal(loadConfig(REQUIRED, { trustProxy: [] }).ignoreCallerRemoteAddress, false);
+    assert.match(
+      problems({ ...REQUIRED, PROXY_IGNORE_CALLER_REMOTE_ADDRESS: 'yes' }).join(),
+      /PROXY_IGNORE_CALLER_REMOTE_ADDRESS/,
+    );
+  });
+
   it('lets in-code options win over the environment and validates them too', () => {
     const config = loadConfig(REQUIRED, {
       refreshInterval: 250,

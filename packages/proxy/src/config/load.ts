@@ -58,6 +58,8 @@ export interface ProxyConfig {
   readonly logLevel: LogLevel;
   readonly customStrategies: readonly (CustomStrategy | string)[];
   readonly trustProxy: TrustProxy;
+  /** The request address, never the caller's `remoteAddress`, goes into evaluation contexts. */
+  readonly ignoreCallerRemoteAddress: boolean;
   readonly clientKeysHeaderName: string;
   readonly storageProvider: StorageProvider | undefined;
   readonly backupDir: string | undefined;
@@ -280,6 +282,16 @@ function check(spec: OptionSpec, value: unknown, problems: string[]): unknown {
   }
 }
 
+/**
+ * Whether `trustProxy` lets a forwarded address be the request address: then the request address
+ * is the caller's, and a `remoteAddress` the caller sends is not needed (nor trusted) by default.
+ */
+function trustsForwardedAddress(trustProxy: TrustProxy): boolean {
+  if (typeof trustProxy === 'boolean') return trustProxy;
+  if (typeof trustProxy === 'number') return trustProxy > 0;
+  return trustProxy.length > 0;
+}
+
 const POSITIVE_MS = new Set(['refreshInterval', 'upstreamTimeoutMs']);
 
 function defaultInstanceId(): string {
@@ -372,6 +384,9 @@ export function resolveConfig(
     logLevel: get<LogLevel>('logLevel'),
     customStrategies: (strategies ?? []) as (CustomStrategy | string)[],
     trustProxy: get<TrustProxy>('trustProxy'),
+    ignoreCallerRemoteAddress:
+      (values.get('ignoreCallerRemoteAddress') as boolean | undefined) ??
+      trustsForwardedAddress(get<TrustProxy>('trustProxy')),
     clientKeysHeaderName: get<string>('clientKeysHeaderName').toLowerCase(),
     storageProvider: input.storageProvider,
     backupDir: values.get('backupDir') as string | undefined,

@@ -188,6 +188,12 @@ export const options: readonly OptionSpec[] = [
     doc: '`true`/`false`, or comma-separated IPs/CIDRs (or `loopback`, `linklocal`, `uniquelocal`) whose `X-Forwarded-For` is trusted for the caller address.',
   },
   {
+    option: 'ignoreCallerRemoteAddress',
+    env: ['PROXY_IGNORE_CALLER_REMOTE_ADDRESS'],
+    type: 'boolean',
+    doc: '`true`: a `remoteAddress` the caller sends (query, body, OFREP context) is ignored and the request address is used, so callers cannot pass IP-restricted flags. Default: `true` when `trustProxy` is set, else `false` (without it, behind a load balancer, the request address is the balancer’s and callers had to send theirs, as with Unleash Proxy).',
+  },
+  {
     option: 'clientKeysHeaderName',
     env: ['CLIENT_KEY_HEADER_NAME'],
     type: 'string',
@@ -417,6 +423,7 @@ export interface ProxyOptions {
   logLevel?: LogLevel;
   customStrategies?: readonly (CustomStrategy | string)[];
   trustProxy?: TrustProxy;
+  ignoreCallerRemoteAddress?: boolean;
   clientKeysHeaderName?: string;
   storageProvider?: StorageProvider;
   backupDir?: string;

@@ -113,7 +113,8 @@ function withContext(
  * The answer-cache key of a request: what its context is built from, as sent, so that a kept answer
  * is found without parsing the query or body, building the context or serializing it. Two spellings
  * of one context are two entries, which only costs memory. The client address is part of the key:
- * the context takes `remoteAddress` from it when the caller gives none. `undefined` when the cache
+ * the context takes `remoteAddress` from it when the caller gives none, or always with
+ * `ignoreCallerRemoteAddress` (then it is the only address that counts). `undefined` when the cache
  * is off (it is whenever there are enrichers, whose output the raw request does not determine).
  */
 function requestKey(

@@ -307,7 +307,8 @@ export function ofrepRoutes(
         tags: [OFREP_TAG],
         response: {
           200: {
-            description: 'The flags enabled for the context (with `enableAllEndpoint`, every flag).',
+            description:
+              'The flags enabled for the context (with `enableAllEndpoint`, every flag).',
             type: 'object',
             properties: { flags: { type: 'array', items: successSchema } },
           },
