@@ -1,5 +1,6 @@
 import Fastify, { type FastifyBaseLogger, type FastifyInstance } from 'fastify';
 import { KeyChecker } from './auth/client-keys.js';
+import { keyedAnswerHeaders } from './cache-headers.js';
 import type { ProxyConfig } from './config/load.js';
 import type { ContextEnricher, Logger } from './config/options.js';
 import { installCors } from './cors.js';
@@ -65,6 +66,12 @@ export async function buildApp(config: ProxyConfig, deps: AppDeps): Promise<Fast
   });
 
   installErrorHandler(app, log);
+  // Before readiness, so that every answer has it, 503 included: browsers must not read an answer
+  // as another type than it says (a JSON error as HTML, say).
+  app.addHook('onRequest', function noSniff(_request, reply, done) {
+    reply.header('x-content-type-options', 'nosniff');
+    done();
+  });
   installCors(app, config.cors);
 
   // The API description is served before the first sync too (it does not depend on flags).
@@ -96,6 +103,7 @@ export async function buildApp(config: ProxyConfig, deps: AppDeps): Promise<Fast
   if (config.enableOAS) await registerOpenApi(app, config);
 
   const checker = new KeyChecker(config.clientKeys);
+  const cacheHeaders = keyedAnswerHeaders(config.clientKeysHeaderName, config.cors);
   const routeOptions = {
     state,
     authenticate: requireKey(checker, config.clientKeysHeaderName),
@@ -105,6 +113,7 @@ export async function buildApp(config: ProxyConfig, deps: AppDeps): Promise<Fast
       ignoreCallerRemoteAddress: config.ignoreCallerRemoteAddress,
     },
     enrichers: new Enrichers(deps.enrichers ?? [], log),
+    headers: cacheHeaders.evaluation,
     prefix: config.proxyBasePath,
   };
   await app.register(frontendRoutes, routeOptions);
@@ -118,6 +127,7 @@ export async function buildApp(config: ProxyConfig, deps: AppDeps): Promise<Fast
     prefix: config.proxyBasePath,
     state,
     authenticate: requireKey(serverSide, config.clientKeysHeaderName),
+    headers: cacheHeaders.serverSide,
   });
   const sdkAuth = requireKey(sdkKeys, config.clientKeysHeaderName);
   await app.register(metricsRoutes, {
@@ -140,6 +150,7 @@ export async function buildApp(config: ProxyConfig, deps: AppDeps): Promise<Fast
     headerName: config.clientKeysHeaderName,
     defaults: routeOptions.defaults,
     enrichers: routeOptions.enrichers,
+    vary: cacheHeaders.ofrepVary,
   });
   const onClose = deps.onClose;
   if (onClose !== undefined) app.addHook('onClose', async () => onClose());

@@ -96,7 +96,7 @@ describe('evaluation endpoints', () => {
     assert.equal(answer.headers['cache-control'], 'public, max-age=2');
     assert.equal(answer.headers['access-control-allow-origin'], '*');
     assert.equal(answer.headers['access-control-expose-headers'], 'ETag');
-    assert.equal(answer.headers.vary, 'Accept-Encoding');
+    assert.equal(answer.headers.vary, 'Accept-Encoding, Authorization');
     assert.match(String(answer.headers.etag), /^W\/".+"$/);
     assert.deepEqual(names(answer), [
       'simple-on',

@@ -192,6 +192,8 @@ export interface OfrepRouteOptions {
   readonly headerName: string;
   readonly defaults: ContextDefaults;
   readonly enrichers: Enrichers;
+  /** `Vary` of every evaluation answer (`KeyedAnswerHeaders.ofrepVary`). */
+  readonly vary: string;
 }
 
 /** The client key from the configured header, `Authorization: Bearer <key>` or `X-API-Key`. */
@@ -256,7 +258,7 @@ export function ofrepRoutes(
   options: OfrepRouteOptions,
   done: () => void,
 ): void {
-  const { state, defaults, enrichers, all } = options;
+  const { state, defaults, enrichers, all, vary } = options;
   const authenticate = ofrepKey(options.checker, options.headerName);
   const enrich = (context: Context): Context | Promise<Context> =>
     enrichers.empty ? context : enrichers.apply(context);
@@ -293,6 +295,7 @@ export function ofrepRoutes(
       }
       return reply
         .code(200)
+        .header('vary', vary)
         .type('application/json; charset=utf-8')
         .send(fragment(compiled, result).json);
     },
@@ -339,6 +342,7 @@ export function ofrepRoutes(
       body += ']}';
       const etag = `W/"${count.toString(36)}-${(h1 >>> 0).toString(36)}-${body.length.toString(36)}"`;
       reply.header('etag', etag);
+      reply.header('vary', vary);
       const ifNoneMatch = request.headers['if-none-match'];
       if (ifNoneMatch !== undefined && matches(ifNoneMatch, etag)) return reply.code(304).send();
       return reply.code(200).type('application/json; charset=utf-8').send(body);
