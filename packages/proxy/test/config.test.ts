@@ -6,6 +6,7 @@ import { fileURLToPath } from 'node:url';
 import { ConfigError, loadConfig, optionTable } from '@flags/proxy';
 import { smallPayload } from './fixtures/small.js';
 import { FakeUpstream } from './helpers/fake-upstream.js';
+import { startProxy } from './helpers/proxy.js';
 
 const REQUIRED = {
   FLAGS_URL: 'http://127.0.0.1:4242/api',
@@ -221,6 +222,54 @@ describe('configuration', () => {
       assert.equal(row[4], spec.doc, `meaning of ${spec.option}`);
     }
     assert.equal(documented.size, optionTable.length, 'no undocumented rows');
+  });
+});
+
+describe('start-up warnings', () => {
+  const LONG = 'k'.repeat(32);
+  const shortSecretWarnings = (lines: readonly { level: string; message: string }[]) =>
+    lines.filter((line) => line.level === 'warn' && /shorter than 32/.test(line.message));
+
+  it('warns (and starts) when a client key, server-side token or the upstream token is short', async () => {
+    const run = await startProxy(smallPayload, {
+      flagsApiToken: 'short-upstream-token',
+      clientKeys: ['short-client-key', LONG],
+      proxySecrets: ['short-legacy'],
+      expServerSideSdkConfig: { tokens: ['short-server-token'] },
+      metricsInterval: 0,
+    });
+    try {
+      await run.proxy.poller.ready;
+      const warnings = shortSecretWarnings(run.log.lines);
+      assert.deepEqual(
+        warnings.map((line) => line.message),
+        [
+          '2 of 3 client keys (clientKeys, proxySecrets) are shorter than 32 characters; anyone may guess them',
+          'the upstream token (flagsApiToken) is shorter than 32 characters; anyone may guess it',
+          '1 of 1 server-side tokens (expServerSideSdkConfig.tokens) is shorter than 32 characters; anyone may guess it',
+        ],
+      );
+      const logged = run.log.text();
+      for (const secret of ['short-upstream-token', 'short-client-key', 'short-legacy'])
+        assert.ok(!logged.includes(secret), 'secrets are never logged');
+    } finally {
+      await run.close();
+    }
+  });
+
+  it('is quiet when every secret has 32 characters or more', async () => {
+    const run = await startProxy(smallPayload, {
+      flagsApiToken: `*:development.${'a'.repeat(32)}`,
+      clientKeys: [LONG],
+      expServerSideSdkConfig: { tokens: [`${LONG}-server`] },
+      metricsInterval: 0,
+    });
+    try {
+      await run.proxy.poller.ready;
+      assert.deepEqual(shortSecretWarnings(run.log.lines), []);
+    } finally {
+      await run.close();
+    }
   });
 });
 
