@@ -9,6 +9,7 @@ import { readJsonBodies } from './json-body.js';
 import { isDebug } from './logger.js';
 import { registerOpenApi } from './openapi.js';
 import { type FetchClock, ProxyMetrics } from './prometheus.js';
+import { limitPerAddress } from './rate-limit.js';
 import { allRoutes } from './routes/all.js';
 import { clientFeaturesRoutes } from './routes/client-features.js';
 import { frontendRoutes } from './routes/frontend.js';
@@ -130,17 +131,24 @@ export async function buildApp(config: ProxyConfig, deps: AppDeps): Promise<Fast
     headers: cacheHeaders.serverSide,
   });
   const sdkAuth = requireKey(sdkKeys, config.clientKeysHeaderName);
-  await app.register(metricsRoutes, {
-    prefix: config.proxyBasePath,
-    authenticate: sdkAuth,
-    aggregator: deps.usage,
-  });
-  await app.register(registerRoutes, {
-    prefix: config.proxyBasePath,
-    config,
-    upstream: deps.upstream,
-    log,
-    authenticate: sdkAuth,
+  // Anyone can send these with the public client key: one budget per address for both routes.
+  await app.register(async function reportRoutes(reports) {
+    await limitPerAddress(reports, config.reportsPerMinute);
+    await reports.register(metricsRoutes, {
+      prefix: config.proxyBasePath,
+      authenticate: sdkAuth,
+      aggregator: deps.usage,
+    });
+    await reports.register(registerRoutes, {
+      prefix: config.proxyBasePath,
+      config,
+      upstream: deps.upstream,
+      log,
+      authenticate: sdkAuth,
+      // A key that is also a server-side token is still public when it is a client key.
+      publicKey: (request) => checker.accepts(request.headers[config.clientKeysHeaderName]),
+      aggregator: deps.usage,
+    });
   });
   await app.register(ofrepRoutes, {
     prefix: config.proxyBasePath,

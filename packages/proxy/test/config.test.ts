@@ -48,6 +48,7 @@ describe('configuration', () => {
     assert.equal(config.proxyBasePath, '');
     assert.equal(config.enableAllEndpoint, false);
     assert.equal(config.enableOAS, false);
+    assert.equal(config.reportsPerMinute, 600);
     assert.equal(config.rejectUnauthorized, true);
     assert.deepEqual(config.clientKeys, ['a', 'b']);
     assert.equal(config.flagsUrl.href, 'http://127.0.0.1:4242/api/');
@@ -100,7 +101,9 @@ describe('configuration', () => {
       EXP_SERVER_SIDE_SDK_CONFIG_TOKENS: 'super1, super2',
       EXP_CUSTOM_ENRICHERS_FILE: './a.js,./b.js',
       FLAGS_CUSTOM_STRATEGIES_FILE: './s.js',
+      PROXY_REPORT_RATE_LIMIT_PER_MINUTE: '0',
     });
+    assert.equal(config.reportsPerMinute, 0);
     assert.deepEqual(config.clientKeys, ['s1-token', 's2-token']);
     assert.equal(config.port, 4000);
     assert.equal(config.proxyBasePath, '/base/path');
@@ -138,6 +141,7 @@ describe('configuration', () => {
       PORT: '70000',
       FLAGS_TAGS: 'lonely',
       CORS_MAX_AGE: '-1',
+      PROXY_REPORT_RATE_LIMIT_PER_MINUTE: 'lots',
     });
     const text = found.join('\n');
     for (const name of [
@@ -150,6 +154,7 @@ describe('configuration', () => {
       'PORT',
       'FLAGS_TAGS',
       'CORS_MAX_AGE',
+      'PROXY_REPORT_RATE_LIMIT_PER_MINUTE',
     ]) {
       assert.match(text, new RegExp(name), `${name} is reported`);
     }

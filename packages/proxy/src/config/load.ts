@@ -69,6 +69,8 @@ export interface ProxyConfig {
   readonly enableAllEndpoint: boolean;
   readonly maxBodyBytes: number;
   readonly answerCacheBytes: number;
+  /** Registrations and usage reports per client address and minute; 0: no limit. */
+  readonly reportsPerMinute: number;
   readonly cors: ResolvedCors;
   readonly rejectUnauthorized: boolean;
   readonly httpProxy: URL | undefined;
@@ -119,6 +121,7 @@ function parseEnv(spec: OptionSpec, name: string, raw: string): unknown {
     case 'seconds':
     case 'bytes':
     case 'budget':
+    case 'count':
       return /^\d+$/.test(raw.trim()) ? Number(raw) : fail('a whole number');
     case 'port':
       return /^\d+$/.test(raw.trim()) ? Number(raw) : fail('a port number (0-65535)');
@@ -243,6 +246,10 @@ function check(spec: OptionSpec, value: unknown, problems: string[]): unknown {
       return Number.isInteger(value) && (value as number) >= 0
         ? value
         : bad('a whole number of bytes (0 for none)');
+    case 'count':
+      return Number.isInteger(value) && (value as number) >= 0
+        ? value
+        : bad('a whole number (0 for no limit)');
     case 'port':
       return Number.isInteger(value) && (value as number) >= 0 && (value as number) <= 65535
         ? value
@@ -396,6 +403,7 @@ export function resolveConfig(
     enableAllEndpoint: get<boolean>('enableAllEndpoint'),
     maxBodyBytes: get<number>('maxBodyBytes'),
     answerCacheBytes: get<number>('answerCacheBytes'),
+    reportsPerMinute: get<number>('reportsPerMinute'),
     cors,
     rejectUnauthorized: get<boolean>('httpOptions.rejectUnauthorized'),
     httpProxy: values.get('httpOptions.httpProxy') as URL | undefined,

@@ -18,6 +18,8 @@ export type OptionType =
   | 'bytes'
   /** Bytes of memory, 0 meaning none. */
   | 'budget'
+  /** A whole number of things, 0 meaning no limit. */
+  | 'count'
   | 'port'
   | 'status'
   | 'boolean'
@@ -254,6 +256,13 @@ export const options: readonly OptionSpec[] = [
     doc: 'Memory for answers kept per request (client address and query or body) and reused until the flags change (only answers that depend on the context alone; off with `expCustomEnrichers`); `0` turns it off.',
   },
   {
+    option: 'reportsPerMinute',
+    env: ['PROXY_REPORT_RATE_LIMIT_PER_MINUTE'],
+    type: 'count',
+    default: '600',
+    doc: 'SDK registrations and usage reports (`POST /proxy/client/register`, `/proxy/client/metrics`, `/proxy/all/client/metrics`, together) accepted per client address and minute; more get 429. A browser sends about 2 a minute, so the default leaves room for ~300 browsers behind one address. `0` turns the limit off.',
+  },
+  {
     option: 'cors.allowedHeaders',
     env: ['CORS_ALLOWED_HEADERS'],
     type: 'list',
@@ -433,6 +442,7 @@ export interface ProxyOptions {
   enableAllEndpoint?: boolean;
   maxBodyBytes?: number;
   answerCacheBytes?: number;
+  reportsPerMinute?: number;
   cors?: CorsOptions;
   httpOptions?: {
     rejectUnauthorized?: boolean;
