@@ -4,6 +4,7 @@ import { readFileSync } from 'node:fs';
 import { describe, it } from 'node:test';
 import { fileURLToPath } from 'node:url';
 import { ConfigError, loadConfig, optionTable } from '@flags/proxy';
+import { errorCatalogue } from '../src/errors.js';
 import { smallPayload } from './fixtures/small.js';
 import { FakeUpstream } from './helpers/fake-upstream.js';
 import { startProxy } from './helpers/proxy.js';
@@ -227,6 +228,16 @@ describe('configuration', () => {
       assert.equal(row[4], spec.doc, `meaning of ${spec.option}`);
     }
     assert.equal(documented.size, optionTable.length, 'no undocumented rows');
+  });
+
+  it('documents the status of every error of the catalogue in the README', () => {
+    const readme = readFileSync(fileURLToPath(new URL('../README.md', import.meta.url)), 'utf8');
+    const start = readme.indexOf('Errors are JSON');
+    const errors = readme.slice(start, readme.indexOf('\n\n', start));
+    for (const [code, entry] of Object.entries(errorCatalogue)) {
+      assert.match(errors, new RegExp(`\\b${entry.status}\\b`), `${code} (${entry.status})`);
+    }
+    assert.match(errors, /429 `RateLimitError`/);
   });
 });
 

@@ -239,7 +239,7 @@ export const options: readonly OptionSpec[] = [
     env: ['ENABLE_ALL_ENDPOINT'],
     type: 'boolean',
     default: 'false',
-    doc: 'Serves `/proxy/all` (enabled and disabled toggles).',
+    doc: 'Serves `/proxy/all` (enabled and disabled toggles), and flags that are off over OFREP (else answered as not found).',
   },
   {
     option: 'maxBodyBytes',
