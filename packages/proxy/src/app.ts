@@ -1,5 +1,6 @@
 import Fastify, { type FastifyBaseLogger, type FastifyInstance } from 'fastify';
 import { KeyChecker } from './auth/client-keys.js';
+import { keyedAnswerHeaders } from './cache-headers.js';
 import type { ProxyConfig } from './config/load.js';
 import type { ContextEnricher, Logger } from './config/options.js';
 import { installCors } from './cors.js';
@@ -8,6 +9,7 @@ import { readJsonBodies } from './json-body.js';
 import { isDebug } from './logger.js';
 import { registerOpenApi } from './openapi.js';
 import { type FetchClock, ProxyMetrics } from './prometheus.js';
+import { limitPerAddress } from './rate-limit.js';
 import { allRoutes } from './routes/all.js';
 import { clientFeaturesRoutes } from './routes/client-features.js';
 import { frontendRoutes } from './routes/frontend.js';
@@ -65,6 +67,12 @@ export async function buildApp(config: ProxyConfig, deps: AppDeps): Promise<Fast
   });
 
   installErrorHandler(app, log);
+  // Before readiness, so that every answer has it, 503 included: browsers must not read an answer
+  // as another type than it says (a JSON error as HTML, say).
+  app.addHook('onRequest', function noSniff(_request, reply, done) {
+    reply.header('x-content-type-options', 'nosniff');
+    done();
+  });
   installCors(app, config.cors);
 
   // The API description is served before the first sync too (it does not depend on flags).
@@ -96,11 +104,17 @@ export async function buildApp(config: ProxyConfig, deps: AppDeps): Promise<Fast
   if (config.enableOAS) await registerOpenApi(app, config);
 
   const checker = new KeyChecker(config.clientKeys);
+  const cacheHeaders = keyedAnswerHeaders(config.clientKeysHeaderName, config.cors);
   const routeOptions = {
     state,
     authenticate: requireKey(checker, config.clientKeysHeaderName),
-    defaults: { appName: config.flagsAppName, environment: config.environment },
+    defaults: {
+      appName: config.flagsAppName,
+      environment: config.environment,
+      ignoreCallerRemoteAddress: config.ignoreCallerRemoteAddress,
+    },
     enrichers: new Enrichers(deps.enrichers ?? [], log),
+    headers: cacheHeaders.evaluation,
     prefix: config.proxyBasePath,
   };
   await app.register(frontendRoutes, routeOptions);
@@ -114,27 +128,37 @@ export async function buildApp(config: ProxyConfig, deps: AppDeps): Promise<Fast
     prefix: config.proxyBasePath,
     state,
     authenticate: requireKey(serverSide, config.clientKeysHeaderName),
+    headers: cacheHeaders.serverSide,
   });
   const sdkAuth = requireKey(sdkKeys, config.clientKeysHeaderName);
-  await app.register(metricsRoutes, {
-    prefix: config.proxyBasePath,
-    authenticate: sdkAuth,
-    aggregator: deps.usage,
-  });
-  await app.register(registerRoutes, {
-    prefix: config.proxyBasePath,
-    config,
-    upstream: deps.upstream,
-    log,
-    authenticate: sdkAuth,
+  // Anyone can send these with the public client key: one budget per address for both routes.
+  await app.register(async function reportRoutes(reports) {
+    await limitPerAddress(reports, config.reportsPerMinute);
+    await reports.register(metricsRoutes, {
+      prefix: config.proxyBasePath,
+      authenticate: sdkAuth,
+      aggregator: deps.usage,
+    });
+    await reports.register(registerRoutes, {
+      prefix: config.proxyBasePath,
+      config,
+      upstream: deps.upstream,
+      log,
+      authenticate: sdkAuth,
+      // A key that is also a server-side token is still public when it is a client key.
+      publicKey: (request) => checker.accepts(request.headers[config.clientKeysHeaderName]),
+      aggregator: deps.usage,
+    });
   });
   await app.register(ofrepRoutes, {
     prefix: config.proxyBasePath,
     state,
+    all: config.enableAllEndpoint,
     checker,
     headerName: config.clientKeysHeaderName,
     defaults: routeOptions.defaults,
     enrichers: routeOptions.enrichers,
+    vary: cacheHeaders.ofrepVary,
   });
   const onClose = deps.onClose;
   if (onClose !== undefined) app.addHook('onClose', async () => onClose());

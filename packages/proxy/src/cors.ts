@@ -1,12 +1,17 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { ResolvedCors } from './config/load.js';
 
+/** Whether answers echo the request's `Origin` (an origin list), which then selects them (`Vary`). */
+export function echoesOrigin(cors: ResolvedCors): boolean {
+  return cors.origin !== '*';
+}
+
 /**
  * Cross-origin headers for every response and preflight answers on any path, with the `cors.*`
  * options (defaults: origin `*`, methods `GET, POST`, exposed `ETag`, max age 172800 s, 204).
  */
 export function installCors(app: FastifyInstance, cors: ResolvedCors): void {
-  const anyOrigin = cors.origin === '*';
+  const anyOrigin = !echoesOrigin(cors);
   const allowed = cors.origin === '*' ? undefined : cors.origin;
   const maxAge = String(cors.maxAge);
 

@@ -27,6 +27,11 @@ export const errorCatalogue = {
     name: 'ContentTypeError',
     message: 'The content type is not supported; send application/json.',
   },
+  RATE_LIMITED: {
+    status: 429,
+    name: 'RateLimitError',
+    message: 'Too many registrations and usage reports from this address.',
+  },
   ENRICHER_FAILED: {
     status: 500,
     name: 'ContextEnricherError',

@@ -3,6 +3,7 @@ import { buildApp } from './app.js';
 import { loadConfig, type ProxyConfig } from './config/load.js';
 import { loadEnrichers, loadStrategies } from './config/modules.js';
 import type { Logger, ProxyOptions, StorageProvider } from './config/options.js';
+import { configWarnings } from './config/warnings.js';
 import { createLogger } from './logger.js';
 import { ProxyState } from './state.js';
 import { FileBackup } from './sync/backup-file.js';
@@ -59,6 +60,7 @@ export async function createProxy(
 ): Promise<ProxyApp> {
   const config = loadConfig(env, options);
   const log = createLogger(config);
+  for (const warning of configWarnings(config)) log.warn({}, warning);
   const [strategies, enrichers] = await Promise.all([
     loadStrategies(config.customStrategies),
     loadEnrichers(config.expCustomEnrichers),

@@ -24,6 +24,35 @@ function toggles(aggregator: UsageAggregator) {
 }
 
 describe('usage aggregator', () => {
+  it('reports an announced application once, with or without counts, and at most maxApps of them', () => {
+    const aggregator = new UsageAggregator({
+      appName: 'proxy',
+      environment: 'production',
+      maxApps: 2,
+    });
+    aggregator.announce('web', 'development');
+    aggregator.announce('web', undefined);
+    aggregator.announce('shop', undefined);
+    aggregator.announce('third', undefined);
+    assert.equal(aggregator.empty, false);
+    const taken = aggregator.take();
+    assert.deepEqual(
+      taken.map((bucket) => [bucket.appName, bucket.environment, bucket.toggles.size]),
+      [
+        ['web', 'production', 0],
+        ['shop', 'production', 0],
+      ],
+    );
+    assert.ok(aggregator.empty, 'announced once, not on every send');
+    assert.deepEqual(aggregator.take(), []);
+    // A failed send announces it again with the next one.
+    aggregator.restore(taken);
+    assert.deepEqual(
+      aggregator.take().map((bucket) => bucket.appName),
+      ['web', 'shop'],
+    );
+  });
+
   it('counts evaluations of the current and of a replaced snapshot, then forgets the idle one', () => {
     const aggregator = new UsageAggregator({ appName: 'proxy', environment: undefined });
     const first = compile(smallPayload);

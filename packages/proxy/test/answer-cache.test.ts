@@ -78,7 +78,11 @@ describe('answer cache', () => {
   });
 
   it('keeps answers by request and client address, and only answers that were sent', async () => {
-    const run = await startProxy(smallPayload, { trustProxy: true });
+    // The caller's own remoteAddress counts (as in Unleash Proxy) to test the cache with it too.
+    const run = await startProxy(smallPayload, {
+      trustProxy: true,
+      ignoreCallerRemoteAddress: false,
+    });
     const from = (ip: string, headers: Record<string, string> = {}) =>
       withKey({ 'x-forwarded-for': ip, ...headers });
     try {
@@ -101,7 +105,8 @@ describe('answer cache', () => {
         }
       }
       assert.equal(run.proxy.state.current?.answers?.size, 6);
-      // A caller's own remoteAddress wins over the client's, from the cache too.
+      // A caller's own remoteAddress wins over the client's, from the cache too (with
+      // ignoreCallerRemoteAddress off; headers.test.ts and http.test.ts test it on).
       for (const ip of ['10.9.9.9', '10.1.2.3', '10.9.9.9']) {
         const own = await call(run.base, 'GET', '/proxy?remoteAddress=10.1.2.3', {
           headers: from(ip),

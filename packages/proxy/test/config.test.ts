@@ -4,8 +4,10 @@ import { readFileSync } from 'node:fs';
 import { describe, it } from 'node:test';
 import { fileURLToPath } from 'node:url';
 import { ConfigError, loadConfig, optionTable } from '@flags/proxy';
+import { errorCatalogue } from '../src/errors.js';
 import { smallPayload } from './fixtures/small.js';
 import { FakeUpstream } from './helpers/fake-upstream.js';
+import { startProxy } from './helpers/proxy.js';
 
 const REQUIRED = {
   FLAGS_URL: 'http://127.0.0.1:4242/api',
@@ -47,6 +49,7 @@ describe('configuration', () => {
     assert.equal(config.proxyBasePath, '');
     assert.equal(config.enableAllEndpoint, false);
     assert.equal(config.enableOAS, false);
+    assert.equal(config.reportsPerMinute, 600);
     assert.equal(config.rejectUnauthorized, true);
     assert.deepEqual(config.clientKeys, ['a', 'b']);
     assert.equal(config.flagsUrl.href, 'http://127.0.0.1:4242/api/');
@@ -99,7 +102,9 @@ describe('configuration', () => {
       EXP_SERVER_SIDE_SDK_CONFIG_TOKENS: 'super1, super2',
       EXP_CUSTOM_ENRICHERS_FILE: './a.js,./b.js',
       FLAGS_CUSTOM_STRATEGIES_FILE: './s.js',
+      PROXY_REPORT_RATE_LIMIT_PER_MINUTE: '0',
     });
+    assert.equal(config.reportsPerMinute, 0);
     assert.deepEqual(config.clientKeys, ['s1-token', 's2-token']);
     assert.equal(config.port, 4000);
     assert.equal(config.proxyBasePath, '/base/path');
@@ -137,6 +142,7 @@ describe('configuration', () => {
       PORT: '70000',
       FLAGS_TAGS: 'lonely',
       CORS_MAX_AGE: '-1',
+      PROXY_REPORT_RATE_LIMIT_PER_MINUTE: 'lots',
     });
     const text = found.join('\n');
     for (const name of [
@@ -149,10 +155,36 @@ describe('configuration', () => {
       'PORT',
       'FLAGS_TAGS',
       'CORS_MAX_AGE',
+      'PROXY_REPORT_RATE_LIMIT_PER_MINUTE',
     ]) {
       assert.match(text, new RegExp(name), `${name} is reported`);
     }
     assert.ok(!text.includes('token'), 'secrets are not echoed');
+  });
+
+  it('ignores the caller’s remoteAddress by default only when trustProxy is set', () => {
+    const cases: [Record<string, string>, boolean][] = [
+      [{}, false],
+      [{ TRUST_PROXY: 'false' }, false],
+      [{ TRUST_PROXY: 'true' }, true],
+      [{ TRUST_PROXY: '10.0.0.0/8' }, true],
+      [{ TRUST_PROXY: 'true', PROXY_IGNORE_CALLER_REMOTE_ADDRESS: 'false' }, false],
+      [{ PROXY_IGNORE_CALLER_REMOTE_ADDRESS: 'true' }, true],
+    ];
+    for (const [env, expected] of cases) {
+      assert.equal(
+        loadConfig({ ...REQUIRED, ...env }).ignoreCallerRemoteAddress,
+        expected,
+        JSON.stringify(env),
+      );
+    }
+    assert.equal(loadConfig(REQUIRED, { trustProxy: 1 }).ignoreCallerRemoteAddress, true);
+    assert.equal(loadConfig(REQUIRED, { trustProxy: 0 }).ignoreCallerRemoteAddress, false);
+    assert.equal(loadConfig(REQUIRED, { trustProxy: [] }).ignoreCallerRemoteAddress, false);
+    assert.match(
+      problems({ ...REQUIRED, PROXY_IGNORE_CALLER_REMOTE_ADDRESS: 'yes' }).join(),
+      /PROXY_IGNORE_CALLER_REMOTE_ADDRESS/,
+    );
   });
 
   it('lets in-code options win over the environment and validates them too', () => {
@@ -196,6 +228,64 @@ describe('configuration', () => {
       assert.equal(row[4], spec.doc, `meaning of ${spec.option}`);
     }
     assert.equal(documented.size, optionTable.length, 'no undocumented rows');
+  });
+
+  it('documents the status of every error of the catalogue in the README', () => {
+    const readme = readFileSync(fileURLToPath(new URL('../README.md', import.meta.url)), 'utf8');
+    const start = readme.indexOf('Errors are JSON');
+    const errors = readme.slice(start, readme.indexOf('\n\n', start));
+    for (const [code, entry] of Object.entries(errorCatalogue)) {
+      assert.match(errors, new RegExp(`\\b${entry.status}\\b`), `${code} (${entry.status})`);
+    }
+    assert.match(errors, /429 `RateLimitError`/);
+  });
+});
+
+describe('start-up warnings', () => {
+  const LONG = 'k'.repeat(32);
+  const shortSecretWarnings = (lines: readonly { level: string; message: string }[]) =>
+    lines.filter((line) => line.level === 'warn' && /shorter than 32/.test(line.message));
+
+  it('warns (and starts) when a client key, server-side token or the upstream token is short', async () => {
+    const run = await startProxy(smallPayload, {
+      flagsApiToken: 'short-upstream-token',
+      clientKeys: ['short-client-key', LONG],
+      proxySecrets: ['short-legacy'],
+      expServerSideSdkConfig: { tokens: ['short-server-token'] },
+      metricsInterval: 0,
+    });
+    try {
+      await run.proxy.poller.ready;
+      const warnings = shortSecretWarnings(run.log.lines);
+      assert.deepEqual(
+        warnings.map((line) => line.message),
+        [
+          '2 of 3 client keys (clientKeys, proxySecrets) are shorter than 32 characters; anyone may guess them',
+          'the upstream token (flagsApiToken) is shorter than 32 characters; anyone may guess it',
+          '1 of 1 server-side tokens (expServerSideSdkConfig.tokens) is shorter than 32 characters; anyone may guess it',
+        ],
+      );
+      const logged = run.log.text();
+      for (const secret of ['short-upstream-token', 'short-client-key', 'short-legacy'])
+        assert.ok(!logged.includes(secret), 'secrets are never logged');
+    } finally {
+      await run.close();
+    }
+  });
+
+  it('is quiet when every secret has 32 characters or more', async () => {
+    const run = await startProxy(smallPayload, {
+      flagsApiToken: `*:development.${'a'.repeat(32)}`,
+      clientKeys: [LONG],
+      expServerSideSdkConfig: { tokens: [`${LONG}-server`] },
+      metricsInterval: 0,
+    });
+    try {
+      await run.proxy.poller.ready;
+      assert.deepEqual(shortSecretWarnings(run.log.lines), []);
+    } finally {
+      await run.close();
+    }
   });
 });
 

@@ -96,7 +96,7 @@ describe('evaluation endpoints', () => {
     assert.equal(answer.headers['cache-control'], 'public, max-age=2');
     assert.equal(answer.headers['access-control-allow-origin'], '*');
     assert.equal(answer.headers['access-control-expose-headers'], 'ETag');
-    assert.equal(answer.headers.vary, 'Accept-Encoding');
+    assert.equal(answer.headers.vary, 'Accept-Encoding, Authorization');
     assert.match(String(answer.headers.etag), /^W\/".+"$/);
     assert.deepEqual(names(answer), [
       'simple-on',
@@ -458,6 +458,62 @@ describe('options that shape requests', () => {
       }
     });
   }
+});
+
+describe('ignoreCallerRemoteAddress', () => {
+  const fromTen = async (run: Running, path: string, forwardedFor: string, body?: unknown) => {
+    const answer = await call(run.base, body === undefined ? 'GET' : 'POST', path, {
+      headers: withKey({ 'x-forwarded-for': forwardedFor, 'content-type': 'application/json' }),
+      body: body === undefined ? undefined : JSON.stringify(body),
+    });
+    assert.equal(answer.status, 200);
+    return names(answer).includes('from-10');
+  };
+
+  it('is on by default with trustProxy: the request address wins over the caller’s, cached or not', async () => {
+    const run = await startProxy(smallPayload, { trustProxy: '127.0.0.1' });
+    try {
+      await run.proxy.poller.ready;
+      assert.equal(run.proxy.config.ignoreCallerRemoteAddress, true);
+      // Twice each: the second answer comes from the answer cache.
+      for (let i = 0; i < 2; i++) {
+        assert.equal(await fromTen(run, '/proxy?remoteAddress=10.1.2.3', '10.1.2.3'), true);
+        assert.equal(await fromTen(run, '/proxy?remoteAddress=10.1.2.3', '10.9.9.9'), false);
+        assert.equal(await fromTen(run, '/proxy?remoteAddress=10.9.9.9', '10.1.2.3'), true);
+        const given = { context: { remoteAddress: '10.1.2.3' } };
+        assert.equal(await fromTen(run, '/proxy', '10.9.9.9', given), false);
+        assert.equal(await fromTen(run, '/proxy', '10.1.2.3', given), true);
+      }
+      const ofrep = await call(run.base, 'POST', '/ofrep/v1/evaluate/flags/from-10', {
+        headers: withKey({ 'x-forwarded-for': '10.9.9.9', 'content-type': 'application/json' }),
+        body: JSON.stringify({ context: { remoteAddress: '10.1.2.3' } }),
+      });
+      assert.equal(ofrep.status, 404, 'off for the request address');
+    } finally {
+      await run.close();
+    }
+  });
+
+  it('can be turned off with trustProxy (the caller’s address wins, as in Unleash Proxy) and on without', async () => {
+    const compatible = await startProxy(smallPayload, {
+      trustProxy: true,
+      ignoreCallerRemoteAddress: false,
+    });
+    try {
+      await compatible.proxy.poller.ready;
+      assert.equal(await fromTen(compatible, '/proxy?remoteAddress=10.1.2.3', '10.9.9.9'), true);
+    } finally {
+      await compatible.close();
+    }
+    const strict = await startProxy(smallPayload, { ignoreCallerRemoteAddress: true });
+    try {
+      await strict.proxy.poller.ready;
+      // No trustProxy: the socket address (127.0.0.1) is the request address.
+      assert.equal(await fromTen(strict, '/proxy?remoteAddress=10.1.2.3', '10.1.2.3'), false);
+    } finally {
+      await strict.close();
+    }
+  });
 });
 
 describe('upstream sync', () => {

@@ -29,6 +29,12 @@ const payload: ClientFeatures = {
 
 const JSON_HEADERS = { authorization: CLIENT_KEY, 'content-type': 'application/json' };
 
+const notFound = (key: string) => ({
+  key,
+  errorCode: 'FLAG_NOT_FOUND',
+  errorDetails: `flag "${key}" was not found`,
+});
+
 function evaluate(
   run: Running,
   key: string,
@@ -53,11 +59,6 @@ describe('OFREP', () => {
     const cases: [string, unknown, unknown][] = [
       ['simple-on', {}, { key: 'simple-on', value: true, reason: 'STATIC', variant: 'enabled' }],
       [
-        'simple-off',
-        {},
-        { key: 'simple-off', value: false, reason: 'DISABLED', variant: 'disabled' },
-      ],
-      [
         'with-variants',
         {},
         { key: 'with-variants', value: 'blue-payload', reason: 'SPLIT', variant: 'blue' },
@@ -72,11 +73,6 @@ describe('OFREP', () => {
         'user-123',
         { targetingKey: '123' },
         { key: 'user-123', value: true, reason: 'TARGETING_MATCH', variant: 'enabled' },
-      ],
-      [
-        'user-123',
-        { targetingKey: '999' },
-        { key: 'user-123', value: false, reason: 'DISABLED', variant: 'disabled' },
       ],
       // Attributes other than the known context fields are properties.
       [
@@ -102,6 +98,25 @@ describe('OFREP', () => {
       assert.deepEqual(rest, expected, `${key} ${JSON.stringify(context)}`);
       assert.equal(typeof metadata.impressionData, 'boolean');
     }
+  });
+
+  it('answers a flag that is off for the context exactly as an unknown flag (enableAllEndpoint off)', async () => {
+    const answers = [
+      ['nope', await evaluate(run, 'nope', { context: {} })],
+      ['simple-off', await evaluate(run, 'simple-off', { context: {} })],
+      ['user-123', await evaluate(run, 'user-123', { context: { targetingKey: '999' } })],
+    ] as const;
+    for (const [key, answer] of answers) {
+      assert.equal(answer.status, 404, key);
+      assert.equal(answer.headers['content-type'], 'application/json; charset=utf-8');
+      assert.equal(answer.text, JSON.stringify(notFound(key)), key);
+    }
+    const bulk = await call(run.base, 'POST', '/ofrep/v1/evaluate/flags', {
+      headers: JSON_HEADERS,
+      body: JSON.stringify({ context: {} }),
+    });
+    const keys = bulk.json().flags.map((flag: { key: string }) => flag.key);
+    assert.ok(!keys.includes('simple-off') && !keys.includes('user-123'), keys.join());
   });
 
   it('answers protocol errors in the protocol shape', async () => {
@@ -154,7 +169,7 @@ describe('OFREP', () => {
     }
   });
 
-  it('evaluates every flag in bulk with an ETag (304 on a match)', async () => {
+  it('evaluates the enabled flags in bulk with an ETag (304 on a match)', async () => {
     const bulk = (
       headers: Record<string, string> = {},
       context: unknown = { targetingKey: '123' },
@@ -166,9 +181,16 @@ describe('OFREP', () => {
     const answer = await bulk();
     assert.equal(answer.status, 200);
     const flags = answer.json().flags;
+    const keys = flags.map((flag: { key: string }) => flag.key);
+    assert.deepEqual(keys, ['simple-on', 'with-variants', 'json-variant', 'user-123', 'limit']);
+    // The same list `/proxy` gives that context: the public key learns nothing more here.
+    const proxy = await call(run.base, 'POST', '/proxy', {
+      headers: JSON_HEADERS,
+      body: JSON.stringify({ context: { userId: '123' } }),
+    });
     assert.deepEqual(
-      flags.map((flag: { key: string }) => flag.key),
-      payload.features.map((feature) => feature.name),
+      keys,
+      proxy.json().toggles.map((toggle: { name: string }) => toggle.name),
     );
     for (const flag of flags) {
       const single = await evaluate(run, flag.key, { context: { targetingKey: '123' } });
@@ -191,7 +213,10 @@ describe('OFREP', () => {
       const client = OpenFeature.getClient();
       assert.equal(await client.getBooleanValue('simple-on', false), true);
       assert.equal(await client.getBooleanValue('user-123', false, { targetingKey: '123' }), true);
-      assert.equal(await client.getBooleanValue('user-123', true, { targetingKey: '5' }), false);
+      // A flag off for the context is not found, like an unknown one: the default is used.
+      const off = await client.getBooleanDetails('user-123', false, { targetingKey: '5' });
+      assert.equal(off.value, false);
+      assert.equal(off.errorCode, 'FLAG_NOT_FOUND');
       const string = await client.getStringDetails('with-variants', 'fallback');
       assert.equal(string.value, 'blue-payload');
       assert.equal(string.variant, 'blue');
@@ -215,6 +240,57 @@ describe('OFREP', () => {
       assert.equal(answer.status, 503);
     } finally {
       await cold.close();
+    }
+  });
+});
+
+describe('OFREP with enableAllEndpoint', () => {
+  let run: Running;
+  before(async () => {
+    run = await startProxy(payload, {
+      metricsInterval: 0,
+      refreshInterval: 60_000,
+      enableAllEndpoint: true,
+    });
+    await run.proxy.poller.ready;
+  });
+  after(() => run.close());
+
+  it('answers flags that are off for the context as DISABLED, and lists every flag in bulk', async () => {
+    const cases: [string, unknown, unknown][] = [
+      [
+        'simple-off',
+        {},
+        { key: 'simple-off', value: false, reason: 'DISABLED', variant: 'disabled' },
+      ],
+      [
+        'user-123',
+        { targetingKey: '999' },
+        { key: 'user-123', value: false, reason: 'DISABLED', variant: 'disabled' },
+      ],
+    ];
+    for (const [key, context, expected] of cases) {
+      const answer = await evaluate(run, key, { context });
+      assert.equal(answer.status, 200, key);
+      const { metadata: _, ...rest } = answer.json();
+      assert.deepEqual(rest, expected);
+    }
+    const unknown = await evaluate(run, 'nope', { context: {} });
+    assert.equal(unknown.status, 404);
+    assert.deepEqual(unknown.json(), notFound('nope'));
+
+    const bulk = await call(run.base, 'POST', '/ofrep/v1/evaluate/flags', {
+      headers: JSON_HEADERS,
+      body: JSON.stringify({ context: { targetingKey: '123' } }),
+    });
+    const flags = bulk.json().flags;
+    assert.deepEqual(
+      flags.map((flag: { key: string }) => flag.key),
+      payload.features.map((feature) => feature.name),
+    );
+    for (const flag of flags) {
+      const single = await evaluate(run, flag.key, { context: { targetingKey: '123' } });
+      assert.deepEqual(flag, single.json(), flag.key);
     }
   });
 });

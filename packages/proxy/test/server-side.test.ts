@@ -42,7 +42,8 @@ describe('server-side SDK endpoint', () => {
     });
     assert.equal(answer.status, 200);
     assert.equal(answer.headers['content-type'], 'application/json; charset=utf-8');
-    assert.equal(answer.headers['cache-control'], 'public, max-age=2');
+    assert.equal(answer.headers['cache-control'], 'private, max-age=2');
+    assert.equal(answer.headers.vary, 'Authorization');
     assert.deepEqual(answer.json(), {
       version: payload.version,
       features: payload.features,

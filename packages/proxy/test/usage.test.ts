@@ -314,3 +314,148 @@ describe('usage metrics', () => {
     }
   });
 });
+
+describe('registrations and reports with the public client key', () => {
+  const registration = (appName: string, instanceId: string) =>
+    JSON.stringify({
+      appName,
+      instanceId,
+      sdkVersion: 'unleash-client-js:3.8.2',
+      strategies: ['default'],
+      started: new Date().toISOString(),
+      interval: 30000,
+    });
+
+  it('never forwards a client-key registration as a client instance; its app is reported in the proxy’s aggregated data', async () => {
+    const run = await startProxy(smallPayload, {
+      metricsInterval: 3_600_000,
+      expServerSideSdkConfig: { tokens: ['server-token'] },
+    });
+    try {
+      await run.proxy.poller.ready;
+      const browser = await call(run.base, 'POST', '/proxy/client/register', {
+        headers: withKey({ 'content-type': 'application/json' }),
+        body: registration('browser-app', 'browser-1'),
+      });
+      assert.equal(browser.status, 200);
+      assert.equal(browser.text, 'OK');
+      // A server-side token is a secret of the operator's: its SDK is registered as itself.
+      const server = await call(run.base, 'POST', '/proxy/client/register', {
+        headers: { authorization: 'server-token', 'content-type': 'application/json' },
+        body: registration('checkout-service', 'pod-7'),
+      });
+      assert.equal(server.status, 200);
+      await waitFor(() =>
+        run.upstream.registrations().some((body) => body.appName === 'checkout-service'),
+      );
+      await new Promise((resolve) => setTimeout(resolve, 100));
+      assert.deepEqual(
+        run.upstream
+          .registrations()
+          .map((body) => body.appName)
+          .sort(),
+        ['checkout-service', 'flags-proxy'],
+        'only the proxy itself and the server-side SDK are registered upstream',
+      );
+
+      await run.proxy.reporter.flush();
+      const reports = run.upstream.acceptedMetrics();
+      const folded = reports.find((body) => body.appName === 'browser-app');
+      assert.ok(folded, 'the browser app is reported with the proxy’s next metrics');
+      assert.equal(folded.instanceId, run.proxy.config.flagsInstanceId);
+      assert.match(folded.sdkVersion, /^flags-proxy:/);
+      assert.deepEqual(folded.bucket.toggles, {});
+      assert.ok(!JSON.stringify(reports).includes('browser-1'), 'no browser instance upstream');
+      await run.proxy.reporter.flush();
+      assert.equal(
+        run.upstream.acceptedMetrics().filter((body) => body.appName === 'browser-app').length,
+        1,
+        'announced once, not on every send',
+      );
+    } finally {
+      await run.close();
+    }
+  });
+
+  it('limits registrations and reports per client address (429 JSON error), after the key check', async () => {
+    const run = await startProxy(smallPayload, {
+      reportsPerMinute: 3,
+      trustProxy: true,
+      metricsInterval: 3_600_000,
+    });
+    const from = (ip: string, key = CLIENT_KEY) => ({
+      authorization: key,
+      'content-type': 'application/json',
+      'x-forwarded-for': ip,
+    });
+    const metrics = JSON.stringify({ appName: 'web', bucket: { ...BUCKET, toggles: {} } });
+    try {
+      await run.proxy.poller.ready;
+      // One budget for the three routes.
+      const accepted = [
+        await call(run.base, 'POST', '/proxy/client/metrics', {
+          headers: from('10.0.0.1'),
+          body: metrics,
+        }),
+        await call(run.base, 'POST', '/proxy/all/client/metrics', {
+          headers: from('10.0.0.1'),
+          body: metrics,
+        }),
+        await call(run.base, 'POST', '/proxy/client/register', {
+          headers: from('10.0.0.1'),
+          body: registration('web', 'b-1'),
+        }),
+      ];
+      assert.deepEqual(
+        accepted.map((answer) => answer.status),
+        [200, 200, 200],
+      );
+      for (const [path, body] of [
+        ['/proxy/client/metrics', metrics],
+        ['/proxy/all/client/metrics', metrics],
+        ['/proxy/client/register', registration('web', 'b-1')],
+      ] as const) {
+        const limited = await call(run.base, 'POST', path, { headers: from('10.0.0.1'), body });
+        assert.equal(limited.status, 429, path);
+        assert.equal(limited.headers['content-type'], 'application/json; charset=utf-8');
+        const error = limited.json();
+        assert.equal(error.name, 'RateLimitError');
+        assert.equal(typeof error.message, 'string');
+        assert.match(error.details[0].message, /retry in/);
+        assert.ok(Number(limited.headers['retry-after']) > 0);
+      }
+      // The key is checked first; other addresses and the evaluation routes are not limited.
+      const wrongKey = await call(run.base, 'POST', '/proxy/client/metrics', {
+        headers: from('10.0.0.1', 'wrong'),
+        body: metrics,
+      });
+      assert.equal(wrongKey.status, 401);
+      const other = await call(run.base, 'POST', '/proxy/client/metrics', {
+        headers: from('10.0.0.2'),
+        body: metrics,
+      });
+      assert.equal(other.status, 200);
+      for (let i = 0; i < 5; i++) {
+        const evaluation = await call(run.base, 'GET', '/proxy', {
+          headers: from('10.0.0.1'),
+        });
+        assert.equal(evaluation.status, 200);
+      }
+    } finally {
+      await run.close();
+    }
+  });
+
+  it('has no limit with reportsPerMinute 0', async () => {
+    const run = await startProxy(smallPayload, { reportsPerMinute: 0, metricsInterval: 0 });
+    try {
+      await run.proxy.poller.ready;
+      for (let i = 0; i < 5; i++) {
+        const answer = await report(run, { appName: 'web', bucket: { ...BUCKET, toggles: {} } });
+        assert.equal(answer.status, 200);
+      }
+    } finally {
+      await run.close();
+    }
+  });
+});

@@ -58,6 +58,8 @@ export interface ProxyConfig {
   readonly logLevel: LogLevel;
   readonly customStrategies: readonly (CustomStrategy | string)[];
   readonly trustProxy: TrustProxy;
+  /** The request address, never the caller's `remoteAddress`, goes into evaluation contexts. */
+  readonly ignoreCallerRemoteAddress: boolean;
   readonly clientKeysHeaderName: string;
   readonly storageProvider: StorageProvider | undefined;
   readonly backupDir: string | undefined;
@@ -67,6 +69,8 @@ export interface ProxyConfig {
   readonly enableAllEndpoint: boolean;
   readonly maxBodyBytes: number;
   readonly answerCacheBytes: number;
+  /** Registrations and usage reports per client address and minute; 0: no limit. */
+  readonly reportsPerMinute: number;
   readonly cors: ResolvedCors;
   readonly rejectUnauthorized: boolean;
   readonly httpProxy: URL | undefined;
@@ -117,6 +121,7 @@ function parseEnv(spec: OptionSpec, name: string, raw: string): unknown {
     case 'seconds':
     case 'bytes':
     case 'budget':
+    case 'count':
       return /^\d+$/.test(raw.trim()) ? Number(raw) : fail('a whole number');
     case 'port':
       return /^\d+$/.test(raw.trim()) ? Number(raw) : fail('a port number (0-65535)');
@@ -241,6 +246,10 @@ function check(spec: OptionSpec, value: unknown, problems: string[]): unknown {
       return Number.isInteger(value) && (value as number) >= 0
         ? value
         : bad('a whole number of bytes (0 for none)');
+    case 'count':
+      return Number.isInteger(value) && (value as number) >= 0
+        ? value
+        : bad('a whole number (0 for no limit)');
     case 'port':
       return Number.isInteger(value) && (value as number) >= 0 && (value as number) <= 65535
         ? value
@@ -278,6 +287,16 @@ function check(spec: OptionSpec, value: unknown, problems: string[]): unknown {
       return value;
     }
   }
+}
+
+/**
+ * Whether `trustProxy` lets a forwarded address be the request address: then the request address
+ * is the caller's, and a `remoteAddress` the caller sends is not needed (nor trusted) by default.
+ */
+function trustsForwardedAddress(trustProxy: TrustProxy): boolean {
+  if (typeof trustProxy === 'boolean') return trustProxy;
+  if (typeof trustProxy === 'number') return trustProxy > 0;
+  return trustProxy.length > 0;
 }
 
 const POSITIVE_MS = new Set(['refreshInterval', 'upstreamTimeoutMs']);
@@ -372,6 +391,9 @@ export function resolveConfig(
     logLevel: get<LogLevel>('logLevel'),
     customStrategies: (strategies ?? []) as (CustomStrategy | string)[],
     trustProxy: get<TrustProxy>('trustProxy'),
+    ignoreCallerRemoteAddress:
+      (values.get('ignoreCallerRemoteAddress') as boolean | undefined) ??
+      trustsForwardedAddress(get<TrustProxy>('trustProxy')),
     clientKeysHeaderName: get<string>('clientKeysHeaderName').toLowerCase(),
     storageProvider: input.storageProvider,
     backupDir: values.get('backupDir') as string | undefined,
@@ -381,6 +403,7 @@ export function resolveConfig(
     enableAllEndpoint: get<boolean>('enableAllEndpoint'),
     maxBodyBytes: get<number>('maxBodyBytes'),
     answerCacheBytes: get<number>('answerCacheBytes'),
+    reportsPerMinute: get<number>('reportsPerMinute'),
     cors,
     rejectUnauthorized: get<boolean>('httpOptions.rejectUnauthorized'),
     httpProxy: values.get('httpOptions.httpProxy') as URL | undefined,

@@ -18,6 +18,8 @@ export type OptionType =
   | 'bytes'
   /** Bytes of memory, 0 meaning none. */
   | 'budget'
+  /** A whole number of things, 0 meaning no limit. */
+  | 'count'
   | 'port'
   | 'status'
   | 'boolean'
@@ -188,6 +190,12 @@ export const options: readonly OptionSpec[] = [
     doc: '`true`/`false`, or comma-separated IPs/CIDRs (or `loopback`, `linklocal`, `uniquelocal`) whose `X-Forwarded-For` is trusted for the caller address.',
   },
   {
+    option: 'ignoreCallerRemoteAddress',
+    env: ['PROXY_IGNORE_CALLER_REMOTE_ADDRESS'],
+    type: 'boolean',
+    doc: '`true`: a `remoteAddress` the caller sends (query, body, OFREP context) is ignored and the request address is used, so callers cannot pass IP-restricted flags. Default: `true` when `trustProxy` is set, else `false` (without it, behind a load balancer, the request address is the balancer’s and callers had to send theirs, as with Unleash Proxy).',
+  },
+  {
     option: 'clientKeysHeaderName',
     env: ['CLIENT_KEY_HEADER_NAME'],
     type: 'string',
@@ -231,7 +239,7 @@ export const options: readonly OptionSpec[] = [
     env: ['ENABLE_ALL_ENDPOINT'],
     type: 'boolean',
     default: 'false',
-    doc: 'Serves `/proxy/all` (enabled and disabled toggles).',
+    doc: 'Serves `/proxy/all` (enabled and disabled toggles), and flags that are off over OFREP (else answered as not found).',
   },
   {
     option: 'maxBodyBytes',
@@ -246,6 +254,13 @@ export const options: readonly OptionSpec[] = [
     type: 'budget',
     default: '16777216',
     doc: 'Memory for answers kept per request (client address and query or body) and reused until the flags change (only answers that depend on the context alone; off with `expCustomEnrichers`); `0` turns it off.',
+  },
+  {
+    option: 'reportsPerMinute',
+    env: ['PROXY_REPORT_RATE_LIMIT_PER_MINUTE'],
+    type: 'count',
+    default: '600',
+    doc: 'SDK registrations and usage reports (`POST /proxy/client/register`, `/proxy/client/metrics`, `/proxy/all/client/metrics`, together) accepted per client address and minute; more get 429. A browser sends about 2 a minute, so the default leaves room for ~300 browsers behind one address. `0` turns the limit off.',
   },
   {
     option: 'cors.allowedHeaders',
@@ -417,6 +432,7 @@ export interface ProxyOptions {
   logLevel?: LogLevel;
   customStrategies?: readonly (CustomStrategy | string)[];
   trustProxy?: TrustProxy;
+  ignoreCallerRemoteAddress?: boolean;
   clientKeysHeaderName?: string;
   storageProvider?: StorageProvider;
   backupDir?: string;
@@ -426,6 +442,7 @@ export interface ProxyOptions {
   enableAllEndpoint?: boolean;
   maxBodyBytes?: number;
   answerCacheBytes?: number;
+  reportsPerMinute?: number;
   cors?: CorsOptions;
   httpOptions?: {
     rejectUnauthorized?: boolean;

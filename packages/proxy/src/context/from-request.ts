@@ -18,6 +18,8 @@ export interface ContextDefaults {
   readonly appName: string;
   /** The configured `environment`: when set it overrides the caller's. */
   readonly environment: string | undefined;
+  /** `ignoreCallerRemoteAddress`: the request address always, never the caller's `remoteAddress`. */
+  readonly ignoreCallerRemoteAddress: boolean;
 }
 
 type Properties = Record<string, string | undefined>;
@@ -57,8 +59,10 @@ function finish(
   context.properties = properties ?? newProperties();
   context.appName ??= defaults.appName;
   context.environment = defaults.environment ?? context.environment ?? 'default';
-  // A caller-supplied address wins over the socket (or trusted forwarded) address.
-  context.remoteAddress ??= ip;
+  // A caller-supplied address wins over the socket (or trusted forwarded) address, as in Unleash
+  // Proxy, unless `ignoreCallerRemoteAddress`: then IP-restricted flags see only the request's.
+  if (defaults.ignoreCallerRemoteAddress || context.remoteAddress === undefined)
+    context.remoteAddress = ip;
   return context;
 }
 

@@ -9,6 +9,8 @@ export interface ClientFeaturesRouteOptions {
   readonly state: ProxyState;
   /** Server-side tokens only (`expServerSideSdkConfig.tokens`); client keys get 401. */
   readonly authenticate: (request: FastifyRequest, reply: FastifyReply, done: () => void) => void;
+  /** `KeyedAnswerHeaders.serverSide`: `private` caching, `Vary` on the key header. */
+  readonly headers: Readonly<Record<string, string>>;
 }
 
 interface Body {
@@ -48,7 +50,7 @@ export function clientFeaturesRoutes(
   options: ClientFeaturesRouteOptions,
   done: () => void,
 ): void {
-  const { state, authenticate } = options;
+  const { state, authenticate, headers } = options;
   app.get(
     '/proxy/client/features',
     {
@@ -65,7 +67,7 @@ export function clientFeaturesRoutes(
     },
     function clientGetFeatures(request, reply) {
       const body = bodyOf(currentState(state));
-      reply.header('Cache-control', 'public, max-age=2');
+      reply.headers(headers);
       reply.header('etag', body.etag);
       const ifNoneMatch = request.headers['if-none-match'];
       if (ifNoneMatch !== undefined && matches(ifNoneMatch, body.etag)) {

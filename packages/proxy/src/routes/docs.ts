@@ -24,6 +24,7 @@ const answers = {
   404: json('Nothing at this path.'),
   413: json('The body is larger than `maxBodyBytes`.'),
   415: json('The content type is not JSON.'),
+  429: json('More registrations and usage reports from this address than `reportsPerMinute`.'),
   500: json('A custom context enricher failed.'),
   501: text('`/proxy/all` is disabled (`enableAllEndpoint`).'),
   503: text('Not Ready: the proxy has not synchronized with the upstream yet.'),

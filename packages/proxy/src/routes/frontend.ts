@@ -20,6 +20,8 @@ export interface EvaluationRouteOptions {
   readonly authenticate: (request: FastifyRequest, reply: FastifyReply, done: () => void) => void;
   readonly defaults: ContextDefaults;
   readonly enrichers: Enrichers;
+  /** Headers of every answer (`KeyedAnswerHeaders.evaluation`). */
+  readonly headers: Readonly<Record<string, string>>;
 }
 
 export interface EvaluationBody {
@@ -97,23 +99,25 @@ function readEvaluationBody(text: string): EvaluationBody {
 
 /** Runs the enrichers when there are any; stays synchronous otherwise. */
 function withContext(
-  enrichers: Enrichers,
+  options: EvaluationRouteOptions,
   context: Context,
   render: (context: Context) => Rendered,
   request: FastifyRequest,
   reply: FastifyReply,
 ): FastifyReply | Promise<FastifyReply> {
-  if (enrichers.empty) return sendRendered(request, reply, render(context));
+  const { enrichers, headers } = options;
+  if (enrichers.empty) return sendRendered(request, reply, render(context), headers);
   return enrichers
     .apply(context)
-    .then((enriched) => sendRendered(request, reply, render(enriched)));
+    .then((enriched) => sendRendered(request, reply, render(enriched), headers));
 }
 
 /**
  * The answer-cache key of a request: what its context is built from, as sent, so that a kept answer
  * is found without parsing the query or body, building the context or serializing it. Two spellings
  * of one context are two entries, which only costs memory. The client address is part of the key:
- * the context takes `remoteAddress` from it when the caller gives none. `undefined` when the cache
+ * the context takes `remoteAddress` from it when the caller gives none, or always with
+ * `ignoreCallerRemoteAddress` (then it is the only address that counts). `undefined` when the cache
  * is off (it is whenever there are enrichers, whose output the raw request does not determine).
  */
 function requestKey(
@@ -137,19 +141,19 @@ export function currentState(state: ProxyState): CompiledState {
  * (or, with `all`, every toggle).
  */
 export function evaluateQuery(options: EvaluationRouteOptions, all: boolean): RouteHandlerMethod {
-  const { state, defaults, enrichers } = options;
+  const { state, defaults, headers } = options;
   return function evaluateQueryContext(request, reply) {
     const compiled = currentState(state);
     const key = requestKey(compiled, 'query', all, request.ip, request.url);
     const kept = keptAnswer(compiled, key);
-    if (kept !== undefined) return sendRendered(request, reply, kept);
+    if (kept !== undefined) return sendRendered(request, reply, kept, headers);
     const context = contextFromQuery(
       request.query as Record<string, string | string[]>,
       request.ip,
       defaults,
     );
     return withContext(
-      enrichers,
+      options,
       context,
       (ctx) => renderEvaluations(compiled, ctx, all, key),
       request,
@@ -163,18 +167,18 @@ export function evaluateQuery(options: EvaluationRouteOptions, all: boolean): Ro
  * `toggles` is given, else as `evaluateQuery`.
  */
 export function evaluateBody(options: EvaluationRouteOptions, all: boolean): RouteHandlerMethod {
-  const { state, defaults, enrichers } = options;
+  const { state, defaults, headers } = options;
   return function evaluateBodyContext(request, reply) {
     const compiled = currentState(state);
     const text = (request.body as string | undefined) ?? '';
     const key = requestKey(compiled, 'body', all, request.ip, text);
     const kept = keptAnswer(compiled, key);
-    if (kept !== undefined) return sendRendered(request, reply, kept);
+    if (kept !== undefined) return sendRendered(request, reply, kept, headers);
     const body = readEvaluationBody(text);
     const context = contextFromBody(body.context, request.ip, defaults);
     const names = body.toggles;
     return withContext(
-      enrichers,
+      options,
       context,
       names === undefined
         ? (ctx) => renderEvaluations(compiled, ctx, all, key)

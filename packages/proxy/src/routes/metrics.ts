@@ -32,7 +32,7 @@ export function metricsRoutes(
     summary: 'Send usage metrics; they are forwarded upstream under the sender’s appName.',
     tags: [SERVER_SIDE_TAG],
     body: usageReportSchema,
-    response: { 200: textResponse('OK'), ...errorResponses(400, 401, 503) },
+    response: { 200: textResponse('OK'), ...errorResponses(400, 401, 429, 503) },
   };
   const handler = function clientPostMetrics(request: FastifyRequest, reply: FastifyReply) {
     aggregator?.addReport(request.body as UsageReport);

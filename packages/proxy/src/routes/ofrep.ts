@@ -182,10 +182,18 @@ function matches(header: string, etag: string): boolean {
 
 export interface OfrepRouteOptions {
   readonly state: ProxyState;
+  /**
+   * `enableAllEndpoint`: flags that are off for the context are answered too. Without it the key
+   * (public: it ships in every page) learns no more than `/proxy` tells it: the bulk answer lists
+   * the enabled flags, and a flag that is off is answered exactly as an unknown one.
+   */
+  readonly all: boolean;
   readonly checker: KeyChecker;
   readonly headerName: string;
   readonly defaults: ContextDefaults;
   readonly enrichers: Enrichers;
+  /** `Vary` of every evaluation answer (`KeyedAnswerHeaders.ofrepVary`). */
+  readonly vary: string;
 }
 
 /** The client key from the configured header, `Authorization: Bearer <key>` or `X-API-Key`. */
@@ -250,7 +258,7 @@ export function ofrepRoutes(
   options: OfrepRouteOptions,
   done: () => void,
 ): void {
-  const { state, defaults, enrichers } = options;
+  const { state, defaults, enrichers, all, vary } = options;
   const authenticate = ofrepKey(options.checker, options.headerName);
   const enrich = (context: Context): Context | Promise<Context> =>
     enrichers.empty ? context : enrichers.apply(context);
@@ -265,7 +273,11 @@ export function ofrepRoutes(
         response: {
           200: { description: 'The evaluation.', ...successSchema },
           400: { description: 'PARSE_ERROR or INVALID_CONTEXT.', ...failureSchema },
-          404: { description: 'FLAG_NOT_FOUND.', ...failureSchema },
+          404: {
+            description:
+              'FLAG_NOT_FOUND: no such flag, or (without `enableAllEndpoint`) the flag is off for the context.',
+            ...failureSchema,
+          },
           ...errorResponses(401, 503),
         },
       },
@@ -278,11 +290,12 @@ export function ofrepRoutes(
       const key = (request.params as { key: string }).key;
       const context = await enrich(contextOf(request.body, request.ip, defaults));
       const result = compiled.snapshot.evaluate(key, context);
-      if (result === undefined) {
+      if (result === undefined || (!all && !result.enabled)) {
         throw new OfrepError(404, 'FLAG_NOT_FOUND', `flag "${key}" was not found`);
       }
       return reply
         .code(200)
+        .header('vary', vary)
         .type('application/json; charset=utf-8')
         .send(fragment(compiled, result).json);
     },
@@ -293,11 +306,12 @@ export function ofrepRoutes(
     {
       schema: {
         summary:
-          'OFREP: evaluate every flag (bulk); `If-None-Match` with the last `ETag` gives 304.',
+          'OFREP: evaluate the flags enabled for the context (every flag with `enableAllEndpoint`); `If-None-Match` with the last `ETag` gives 304.',
         tags: [OFREP_TAG],
         response: {
           200: {
-            description: 'Every flag evaluated.',
+            description:
+              'The flags enabled for the context (with `enableAllEndpoint`, every flag).',
             type: 'object',
             properties: { flags: { type: 'array', items: successSchema } },
           },
@@ -316,14 +330,19 @@ export function ofrepRoutes(
       const results = compiled.snapshot.evaluateAll(context);
       let body = '{"flags":[';
       let h1 = 0x811c9dc5;
+      let count = 0;
       for (let i = 0; i < results.length; i++) {
-        const part = fragment(compiled, results[i] as Evaluation);
-        body = i === 0 ? body + part.json : `${body},${part.json}`;
+        const result = results[i] as Evaluation;
+        if (!all && !result.enabled) continue;
+        const part = fragment(compiled, result);
+        body = count === 0 ? body + part.json : `${body},${part.json}`;
         h1 = Math.imul(h1 ^ part.id, 0x01000193);
+        count++;
       }
       body += ']}';
-      const etag = `W/"${results.length.toString(36)}-${(h1 >>> 0).toString(36)}-${body.length.toString(36)}"`;
+      const etag = `W/"${count.toString(36)}-${(h1 >>> 0).toString(36)}-${body.length.toString(36)}"`;
       reply.header('etag', etag);
+      reply.header('vary', vary);
       const ifNoneMatch = request.headers['if-none-match'];
       if (ifNoneMatch !== undefined && matches(ifNoneMatch, etag)) return reply.code(304).send();
       return reply.code(200).type('application/json; charset=utf-8').send(body);

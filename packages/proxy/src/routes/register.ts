@@ -4,6 +4,7 @@ import type { ProxyConfig } from '../config/load.js';
 import type { Logger } from '../config/options.js';
 import type { UpstreamClient } from '../sync/http-client.js';
 import { upstreamHeaders } from '../sync/upstream.js';
+import type { UsageAggregator } from '../usage/aggregator.js';
 import { errorResponses, SERVER_SIDE_TAG, textResponse } from './docs.js';
 
 /** Registrations forwarded at once at most; more are answered but not forwarded. */
@@ -14,20 +15,29 @@ export interface RegisterRouteOptions {
   /** `undefined`: registrations are answered but not forwarded. */
   readonly upstream: UpstreamClient | undefined;
   readonly log: Logger;
+  /** Client keys and server-side tokens. */
   readonly authenticate: (request: FastifyRequest, reply: FastifyReply, done: () => void) => void;
+  /** Whether the request's key is a client key (public: it ships in every page). */
+  readonly publicKey: (request: FastifyRequest) => boolean;
+  /** `undefined` when usage metrics are off: client-key registrations then go nowhere. */
+  readonly aggregator: UsageAggregator | undefined;
 }
 
 /**
- * `POST /proxy/client/register`: an SDK announcing itself. The registration is forwarded to
- * `POST {flagsUrl}/client/register` with the SDK's own `appName` and `instanceId` (Unleash Proxy
- * drops it), in the background: the SDK gets its answer without waiting for the upstream.
+ * `POST /proxy/client/register`: an SDK announcing itself. With a server-side token (a secret of
+ * the operator's) the registration is forwarded to `POST {flagsUrl}/client/register` with the
+ * SDK's own `appName` and `instanceId` (Unleash Proxy drops it), in the background: the SDK gets
+ * its answer without waiting for the upstream. With a client key, which anyone can read from a
+ * page, it is never forwarded (it would register any made-up instance upstream): its application
+ * joins the proxy's own aggregated usage report instead, as Unleash Edge folds frontend data into
+ * its reports.
  */
 export function registerRoutes(
   app: FastifyInstance,
   options: RegisterRouteOptions,
   done: () => void,
 ): void {
-  const { config, upstream, log, authenticate } = options;
+  const { config, upstream, log, authenticate, publicKey, aggregator } = options;
   const url = new URL('client/register', config.flagsUrl);
   const headers = { ...upstreamHeaders(config), 'content-type': 'application/json' };
   let inFlight = 0;
@@ -64,17 +74,20 @@ export function registerRoutes(
     '/proxy/client/register',
     {
       schema: {
-        summary: 'Register an SDK instance; forwarded upstream under its own appName.',
+        summary:
+          'Register an SDK instance: with a server-side token forwarded upstream under its own appName; with a client key only its appName is reported, in the proxy’s usage metrics.',
         tags: [SERVER_SIDE_TAG],
         body: clientRegisterSchema,
-        response: { 200: textResponse('OK'), ...errorResponses(400, 401, 503) },
+        response: { 200: textResponse('OK'), ...errorResponses(400, 401, 429, 503) },
       },
       onRequest: authenticate,
     },
     function clientPostRegister(request, reply) {
-      if (upstream === undefined) log.debug({}, 'no upstream client; registration not forwarded');
-      else if (inFlight < MAX_FORWARDS_IN_FLIGHT)
-        void forward(request.body as ClientRegister, upstream);
+      const body = request.body as ClientRegister;
+      if (publicKey(request)) aggregator?.announce(body.appName, body.environment);
+      else if (upstream === undefined)
+        log.debug({}, 'no upstream client; registration not forwarded');
+      else if (inFlight < MAX_FORWARDS_IN_FLIGHT) void forward(body, upstream);
       else log.debug({}, 'too many registrations in flight; not forwarding this one');
       return reply.code(200).type('text/plain; charset=utf-8').send('OK');
     },

@@ -194,13 +194,6 @@ function unknownToggleJson(name: string): string {
   });
 }
 
-/** Headers of every evaluation 200 (`Cache-control: public, max-age=2` as Unleash Proxy sends it). */
-const EVALUATION_HEADERS = {
-  'content-type': 'application/json; charset=utf-8',
-  'Cache-control': 'public, max-age=2',
-  vary: 'Accept-Encoding',
-};
-
 function matches(ifNoneMatch: string, etag: string): boolean {
   if (ifNoneMatch === etag || ifNoneMatch === '*') return true;
   // Weak comparison over a list (RFC 9110 §13.1.2).
@@ -212,13 +205,17 @@ function matches(ifNoneMatch: string, etag: string): boolean {
   return false;
 }
 
-/** Sends an evaluation body; a GET/HEAD whose `If-None-Match` matches gets 304. */
+/**
+ * Sends an evaluation body with `headers` (`KeyedAnswerHeaders.evaluation`, built once per app); a
+ * GET/HEAD whose `If-None-Match` matches gets 304.
+ */
 export function sendRendered(
   request: FastifyRequest,
   reply: FastifyReply,
   rendered: Rendered,
+  headers: Readonly<Record<string, string>>,
 ): FastifyReply {
-  reply.headers(EVALUATION_HEADERS);
+  reply.headers(headers);
   reply.header('etag', rendered.etag);
   const ifNoneMatch = request.headers['if-none-match'];
   if (

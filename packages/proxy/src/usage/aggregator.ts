@@ -14,6 +14,8 @@ export interface AppBucket {
   readonly environment: string | undefined;
   start: number;
   readonly toggles: Map<string, ToggleCount>;
+  /** A frontend SDK of the application registered: the bucket is sent even without counts. */
+  announced: boolean;
 }
 
 /** What a frontend SDK posts to `POST /proxy/client/metrics` (validated by the route schema). */
@@ -165,6 +167,16 @@ export class UsageAggregator {
     if (toggle !== undefined) toggle.no++;
   }
 
+  /**
+   * A registration made with a client key (public, so anyone's): its application is reported with
+   * the next send, under the proxy's own instance, like the counts of frontend reports, and never
+   * as an SDK instance of its own. Further applications beyond `maxApps` are dropped.
+   */
+  announce(appName: string, environment: string | undefined): void {
+    const bucket = this.bucket(appName, this.options.environment ?? environment);
+    if (bucket.appName === appName) bucket.announced = true;
+  }
+
   /** Adds a frontend SDK's report to its application's bucket (counts added, never replayed). */
   addReport(report: UsageReport): void {
     const bucket = this.bucket(report.appName, this.options.environment ?? report.environment);
@@ -190,7 +202,9 @@ export class UsageAggregator {
    */
   take(): AppBucket[] {
     this.collectTallies();
-    const taken = [...this.buckets.values()].filter((bucket) => bucket.toggles.size > 0);
+    const taken = [...this.buckets.values()].filter(
+      (bucket) => bucket.toggles.size > 0 || bucket.announced,
+    );
     this.buckets.clear();
     for (const bucket of taken) {
       for (const [name, toggle] of bucket.toggles) {
@@ -209,6 +223,7 @@ export class UsageAggregator {
     for (const old of buckets) {
       const bucket = this.bucket(old.appName, old.environment);
       bucket.start = Math.min(bucket.start, old.start);
+      if (old.announced && bucket.appName === old.appName) bucket.announced = true;
       for (const [name, toggle] of old.toggles) {
         const target = this.toggle(bucket, name, true) as ToggleCount;
         mergeToggle(target, toggle);
@@ -219,7 +234,8 @@ export class UsageAggregator {
   /** Whether anything is counted (tallies included). */
   get empty(): boolean {
     for (const tally of this.tallies) if (tally.dirty) return false;
-    for (const bucket of this.buckets.values()) if (bucket.toggles.size > 0) return false;
+    for (const bucket of this.buckets.values())
+      if (bucket.toggles.size > 0 || bucket.announced) return false;
     return true;
   }
 
@@ -262,7 +278,7 @@ export class UsageAggregator {
     if (this.buckets.size >= this.maxApps && appName !== this.options.appName) {
       return this.bucket(this.options.appName, this.options.environment);
     }
-    bucket = { appName, environment, start: this.now(), toggles: new Map() };
+    bucket = { appName, environment, start: this.now(), toggles: new Map(), announced: false };
     this.buckets.set(key, bucket);
     return bucket;
   }

@@ -1,0 +1,32 @@
+import type { ProxyConfig } from './load.js';
+
+/** Secrets shorter than this are reported at start (Unleash-format tokens are longer). */
+export const MIN_SECRET_LENGTH = 32;
+
+/** `n of m <what> (<options>) is/are shorter …`, or nothing when none is short. */
+function shortSecrets(what: string, options: string, secrets: readonly string[]): string[] {
+  const short = secrets.filter((secret) => secret.length < MIN_SECRET_LENGTH).length;
+  if (short === 0) return [];
+  const [verb, pronoun] = short === 1 ? ['is', 'it'] : ['are', 'them'];
+  return [
+    `${short} of ${secrets.length} ${what} (${options}) ${verb} shorter than ${MIN_SECRET_LENGTH} characters; anyone may guess ${pronoun}`,
+  ];
+}
+
+/**
+ * What is weak in a configuration that still works: short client keys, server-side tokens or
+ * upstream token, which can be guessed. Warnings, not errors, so existing deployments keep
+ * starting. The messages never contain a secret.
+ */
+export function configWarnings(config: ProxyConfig): string[] {
+  const warnings = shortSecrets('client keys', 'clientKeys, proxySecrets', config.clientKeys);
+  if (config.flagsApiToken.length < MIN_SECRET_LENGTH) {
+    warnings.push(
+      `the upstream token (flagsApiToken) is shorter than ${MIN_SECRET_LENGTH} characters; anyone may guess it`,
+    );
+  }
+  warnings.push(
+    ...shortSecrets('server-side tokens', 'expServerSideSdkConfig.tokens', config.serverSideTokens),
+  );
+  return warnings;
+}
