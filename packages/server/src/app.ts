@@ -25,6 +25,7 @@ import { insightsRoutes } from './features/insights/routes.js';
 import { clientMetricsRoutes } from './features/metrics/routes.js';
 import { signupTokenRoutes } from './features/signup-tokens/routes.js';
 import { userRoutes } from './features/users/routes.js';
+import { noSniff } from './no-sniff.js';
 import { RevisionTracker } from './revision.js';
 
 const { version } = createRequire(import.meta.url)('../package.json') as { version: string };
@@ -75,6 +76,7 @@ export async function buildApp(config: ServerConfig, deps: AppDeps): Promise<Fas
   // Every body this server takes is JSON: anything else is a 415, not a string to validate.
   app.removeContentTypeParser('text/plain');
   registerErrorHandling(app);
+  noSniff(app);
   refuseWhileClosing(app);
 
   const applied = await migrate(db);
