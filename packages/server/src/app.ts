@@ -26,6 +26,7 @@ import { clientMetricsRoutes } from './features/metrics/routes.js';
 import { signupTokenRoutes } from './features/signup-tokens/routes.js';
 import { userRoutes } from './features/users/routes.js';
 import { noSniff } from './no-sniff.js';
+import { redactingChildLogger } from './request-log.js';
 import { RevisionTracker } from './revision.js';
 
 const { version } = createRequire(import.meta.url)('../package.json') as { version: string };
@@ -68,6 +69,8 @@ export async function buildApp(config: ServerConfig, deps: AppDeps): Promise<Fas
     logController: new LogController({
       disableRequestLogging: config.logLevel !== 'debug' && config.logLevel !== 'trace',
     }),
+    // Request log lines never carry a secret a URL holds (invite links, token paths, `?token=`).
+    childLoggerFactory: redactingChildLogger,
     ajv: { customOptions: { allowUnionTypes: true } },
     // Fastify's own closing answer has another body shape; `refuseWhileClosing` answers instead.
     return503OnClosing: false,
