@@ -22,6 +22,7 @@ import { ImportService } from './features/import/import-service.js';
 import { featuresBatchRoutes } from './features/import/routes.js';
 import { dashboardRoutes } from './features/insights/dashboard/routes.js';
 import { insightsRoutes } from './features/insights/routes.js';
+import { clientDataRetention } from './features/metrics/retention-job.js';
 import { clientMetricsRoutes } from './features/metrics/routes.js';
 import { signupTokenRoutes } from './features/signup-tokens/routes.js';
 import { userRoutes } from './features/users/routes.js';
@@ -128,6 +129,7 @@ export async function buildApp(config: ServerConfig, deps: AppDeps): Promise<Fas
   });
   clientFeaturesRoutes(app, new ClientFeaturesCache(db, revisions), clientOnly);
   clientMetricsRoutes(app, db, clientOnly, version);
+  clientDataRetention(app, db, { now, settings: config });
   apiTokenRoutes(app, db, tokens, adminOnly);
   featuresBatchRoutes(
     app,
