@@ -22,9 +22,12 @@ import { ImportService } from './features/import/import-service.js';
 import { featuresBatchRoutes } from './features/import/routes.js';
 import { dashboardRoutes } from './features/insights/dashboard/routes.js';
 import { insightsRoutes } from './features/insights/routes.js';
+import { clientDataRetention } from './features/metrics/retention-job.js';
 import { clientMetricsRoutes } from './features/metrics/routes.js';
 import { signupTokenRoutes } from './features/signup-tokens/routes.js';
 import { userRoutes } from './features/users/routes.js';
+import { noSniff } from './no-sniff.js';
+import { redactingChildLogger } from './request-log.js';
 import { RevisionTracker } from './revision.js';
 
 const { version } = createRequire(import.meta.url)('../package.json') as { version: string };
@@ -67,6 +70,8 @@ export async function buildApp(config: ServerConfig, deps: AppDeps): Promise<Fas
     logController: new LogController({
       disableRequestLogging: config.logLevel !== 'debug' && config.logLevel !== 'trace',
     }),
+    // Request log lines never carry a secret a URL holds (invite links, token paths, `?token=`).
+    childLoggerFactory: redactingChildLogger,
     ajv: { customOptions: { allowUnionTypes: true } },
     // Fastify's own closing answer has another body shape; `refuseWhileClosing` answers instead.
     return503OnClosing: false,
@@ -75,6 +80,7 @@ export async function buildApp(config: ServerConfig, deps: AppDeps): Promise<Fas
   // Every body this server takes is JSON: anything else is a 415, not a string to validate.
   app.removeContentTypeParser('text/plain');
   registerErrorHandling(app);
+  noSniff(app);
   refuseWhileClosing(app);
 
   const applied = await migrate(db);
@@ -123,6 +129,7 @@ export async function buildApp(config: ServerConfig, deps: AppDeps): Promise<Fas
   });
   clientFeaturesRoutes(app, new ClientFeaturesCache(db, revisions), clientOnly);
   clientMetricsRoutes(app, db, clientOnly, version);
+  clientDataRetention(app, db, { now, settings: config });
   apiTokenRoutes(app, db, tokens, adminOnly);
   featuresBatchRoutes(
     app,

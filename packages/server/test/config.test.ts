@@ -84,6 +84,33 @@ describe('configuration', () => {
     }
   });
 
+  it('keeps client instances 7 days and metrics buckets 8 days, never less than the insights week', () => {
+    const defaults = loadConfig({});
+    assert.equal(defaults.clientInstanceRetentionDays, 7);
+    assert.equal(defaults.clientMetricsRetentionDays, 8);
+    const set = loadConfig({
+      CLIENT_INSTANCE_RETENTION_DAYS: '2',
+      CLIENT_METRICS_RETENTION_DAYS: '7',
+    });
+    assert.equal(set.clientInstanceRetentionDays, 2);
+    assert.equal(set.clientMetricsRetentionDays, 7);
+    assert.throws(
+      () => loadConfig({ CLIENT_METRICS_RETENTION_DAYS: '6' }),
+      (error) =>
+        error instanceof ConfigError &&
+        error.problems.length === 1 &&
+        /CLIENT_METRICS_RETENTION_DAYS must be at least 7/.test(error.message),
+    );
+    for (const bad of ['0', '-1', '1.5', 'week']) {
+      assert.throws(
+        () =>
+          loadConfig({ CLIENT_INSTANCE_RETENTION_DAYS: bad, CLIENT_METRICS_RETENTION_DAYS: bad }),
+        (error) => error instanceof ConfigError && error.problems.length === 2,
+        bad,
+      );
+    }
+  });
+
   it('masks tokens for logs', () => {
     assert.equal(maskToken('default:production.0123456789abcdef'), 'default:production.0123…');
     assert.equal(maskToken('plainsecret'), 'plai…');

@@ -30,11 +30,15 @@ function parseValue(spec: OptionSpec, name: string, raw: string): Parsed | Error
     }
     case 'bytes':
     case 'ms':
+    case 'days':
     case 'count': {
       const value = Number(raw);
-      return Number.isInteger(value) && value > 0
-        ? value
-        : new Error(`${name} must be a positive integer, got "${raw}"`);
+      if (!Number.isInteger(value) || value <= 0) {
+        return new Error(`${name} must be a positive integer, got "${raw}"`);
+      }
+      return spec.min !== undefined && value < spec.min
+        ? new Error(`${name} must be at least ${spec.min}, got "${raw}"`)
+        : value;
     }
     case 'string':
       return raw;

@@ -16,10 +16,13 @@ export interface OptionSpec {
     | 'boolean'
     | 'bytes'
     | 'ms'
+    | 'days'
     | 'count'
     | 'trust-proxy';
   /** Default as written in the docs (and parsed like an env value); undefined = unset. */
   readonly default?: string;
+  /** Smallest value accepted (numeric types; default 1), with the reason in `doc`. */
+  readonly min?: number;
   readonly doc: string;
 }
 
@@ -46,7 +49,14 @@ export interface ServerConfig {
    * address), `true` (all), a hop count, or the addresses/ranges of the trusted proxies.
    */
   readonly trustProxy: boolean | number | readonly string[];
+  /** SDK instances not seen for this many days are deleted. */
+  readonly clientInstanceRetentionDays: number;
+  /** Hourly client-metrics buckets older than this many days are deleted. */
+  readonly clientMetricsRetentionDays: number;
 }
+
+/** The insights snapshot sums the current ISO week's buckets: up to 7 days back. */
+export const MIN_METRICS_RETENTION_DAYS = 7;
 
 export const options: readonly OptionSpec[] = [
   {
@@ -145,5 +155,20 @@ export const options: readonly OptionSpec[] = [
     type: 'trust-proxy',
     default: 'false',
     doc: 'Client address from `X-Forwarded-For` behind load balancers (for the signup limit and logs): `true` (trust all), `false`, a hop count, or comma-separated trusted proxy IPs/CIDRs (`loopback`, `linklocal`, `uniquelocal` allowed).',
+  },
+  {
+    key: 'clientInstanceRetentionDays',
+    env: ['CLIENT_INSTANCE_RETENTION_DAYS'],
+    type: 'days',
+    default: '7',
+    doc: 'SDK instances (registrations and metrics senders) not seen for this many days are deleted (checked hourly, in batches).',
+  },
+  {
+    key: 'clientMetricsRetentionDays',
+    env: ['CLIENT_METRICS_RETENTION_DAYS'],
+    type: 'days',
+    default: '8',
+    min: MIN_METRICS_RETENTION_DAYS,
+    doc: 'Hourly client-metrics buckets (yes/no and variant counts) older than this many days are deleted (checked hourly, in batches); at least 7, as the insights snapshot sums the current week from them.',
   },
 ];

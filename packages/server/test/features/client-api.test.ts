@@ -126,6 +126,42 @@ for (const backend of backends) {
       assert.equal(stale.statusCode, 200);
     });
 
+    it('keeps its answers out of shared caches: private, revalidated, varying by token', async () => {
+      // A shared cache (CDN) storing a keyed answer could serve one token's flags, strategies and
+      // user lists to callers with another token or none; the browser's own cache may keep them.
+      const first = await get('/api/client/features');
+      const etag = String(first.headers.etag);
+      const answers = {
+        full: first,
+        gzip: await get('/api/client/features', {
+          authorization: DEV_TOKEN,
+          'accept-encoding': 'gzip',
+        }),
+        notModified: await get('/api/client/features', {
+          authorization: DEV_TOKEN,
+          'if-none-match': etag,
+        }),
+        oneFlag: await get('/api/client/features/dark-mode'),
+      };
+      assert.equal(answers.notModified.statusCode, 304);
+      for (const [name, response] of Object.entries(answers)) {
+        const directives = String(response.headers['cache-control'])
+          .split(',')
+          .map((directive) => directive.trim().toLowerCase());
+        assert.ok(directives.includes('private'), `${name}: ${directives}`);
+        assert.ok(directives.includes('no-cache'), `${name}: revalidate every time`);
+        assert.ok(!directives.includes('public'), name);
+        const vary = String(response.headers.vary)
+          .split(',')
+          .map((header) => header.trim().toLowerCase());
+        assert.ok(vary.includes('authorization'), `${name}: vary ${vary}`);
+      }
+      for (const name of ['full', 'gzip', 'notModified'] as const) {
+        const vary = String(answers[name].headers.vary).toLowerCase();
+        assert.match(vary, /accept-encoding/, name);
+      }
+    });
+
     it('serves a gzip body (compressed once) to clients that accept it, same ETag', async () => {
       const plain = await get('/api/client/features');
       const zipped = await get('/api/client/features', {

@@ -1,8 +1,10 @@
 import assert from 'node:assert/strict';
 import { existsSync, mkdirSync, statSync } from 'node:fs';
+import { Writable } from 'node:stream';
 import { after, before, describe, it } from 'node:test';
 import { fileURLToPath } from 'node:url';
 import type { FastifyInstance } from 'fastify';
+import { pino } from 'pino';
 import { buildApp } from '../../src/app.js';
 import type { Database } from '../../src/db/database.js';
 import { openPglite } from '../../src/db/database.js';
@@ -22,10 +24,22 @@ describe('insights dashboard page', () => {
   let db: Database;
   let app: FastifyInstance;
   let base: string;
+  // Every line the server logs, at debug level where each request line is written.
+  const logLines: string[] = [];
+  const logSink = new Writable({
+    write(chunk, _encoding, done) {
+      logLines.push(String(chunk));
+      done();
+    },
+  });
 
   before(async () => {
     db = await openPglite();
-    app = await buildApp(testConfig(), { db, logger: false, now: () => TODAY });
+    app = await buildApp(testConfig({ logLevel: 'debug' }), {
+      db,
+      logger: pino({ level: 'debug' }, logSink),
+      now: () => TODAY,
+    });
     await seedInsightsHistory(db);
     for (const at of CAPTURES) await runSnapshot(db, at);
     base = await app.listen({ port: 0, host: '127.0.0.1' });
@@ -36,7 +50,7 @@ describe('insights dashboard page', () => {
   });
 
   it('serves one static page without a token, locked down by its CSP', async () => {
-    const response = await fetch(`${base}/insights?token=%3Cscript%3Ealert(1)%3C/script%3E`);
+    const response = await fetch(`${base}/insights?from=%3Cscript%3Ealert(1)%3C/script%3E`);
     assert.equal(response.status, 200);
     assert.match(response.headers.get('content-type') ?? '', /^text\/html/);
     const csp = response.headers.get('content-security-policy') ?? '';
@@ -55,6 +69,21 @@ describe('insights dashboard page', () => {
       assert.ok(html.includes(`data-series="${series}"`), series);
     }
     assert.ok(!/https?:\/\/(?!www\.w3\.org)/.test(html), 'no external resources');
+  });
+
+  it('refuses the admin token in the query string, and logs that request without it', async () => {
+    const secret = 'query-string-admin-token-0123';
+    const response = await fetch(`${base}/insights?from=2026-11-01&token=${secret}`);
+    assert.equal(response.status, 400);
+    const body = (await response.json()) as { name: string; message: string };
+    assert.equal(body.name, 'BadDataError');
+    assert.match(body.message, /#token=/);
+    const requestLines = logLines.filter((line) => line.includes('"incoming request"'));
+    assert.ok(
+      requestLines.some((line) => line.includes('"url":"/insights?<redacted>"')),
+      requestLines.join(''),
+    );
+    assert.ok(!logLines.join('').includes(secret));
   });
 
   it(
@@ -88,10 +117,38 @@ describe('insights dashboard page', () => {
         // The browser logs the expected 401; only what follows must be clean.
         problems.length = 0;
 
-        // ?token= is stored in sessionStorage and removed from the address bar.
-        await page.goto(`${base}/insights?token=${ADMIN_TOKEN}&from=2026-11-01&to=2026-11-20`);
+        // #token= (a fragment never reaches a server) is stored in sessionStorage and removed
+        // from the address bar; the API calls send it in the Authorization header only.
+        const requests: { url: string; authorization: string | undefined }[] = [];
+        page.on('request', (request) =>
+          requests.push({ url: request.url(), authorization: request.headers().authorization }),
+        );
+        logLines.length = 0;
+        // From another document: a fragment-only change of the current URL would not reload.
+        await page.goto('about:blank');
+        await page.goto(`${base}/insights?from=2026-11-01&to=2026-11-20#token=${ADMIN_TOKEN}`);
         await page.waitForSelector('body[data-state="ready"]');
-        assert.equal(new URL(page.url()).searchParams.get('token'), null);
+        assert.ok(!page.url().includes(ADMIN_TOKEN), page.url());
+        assert.equal(new URL(page.url()).hash, '');
+        assert.ok(requests.length >= 2, JSON.stringify(requests));
+        for (const request of requests) assert.ok(!request.url.includes(ADMIN_TOKEN), request.url);
+        const apiCalls = requests.filter((request) =>
+          request.url.startsWith(`${base}/api/admin/insights?`),
+        );
+        assert.equal(apiCalls.length, 1);
+        assert.equal(apiCalls[0]!.authorization, ADMIN_TOKEN);
+        // The server logged both requests (page and API call) and the token in neither.
+        const requestLines = logLines.filter((line) => line.includes('"incoming request"'));
+        // (The page's query is left out whole: old links put the token there.)
+        assert.ok(
+          requestLines.some((line) => line.includes('"url":"/insights?<redacted>"')),
+          requestLines.join(''),
+        );
+        assert.ok(
+          requestLines.some((line) => line.includes('"url":"/api/admin/insights?from=2026-11-01')),
+          requestLines.join(''),
+        );
+        assert.ok(!logLines.join('').includes(ADMIN_TOKEN), logLines.join(''));
         assert.equal(
           await page.evaluate(() =>
             (

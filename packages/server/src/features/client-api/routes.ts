@@ -17,6 +17,14 @@ const querySchema = {
 
 const SPEC_HEADER = 'unleash-client-spec';
 
+/**
+ * Client API answers depend on the token (its environment and projects): only the caller's own
+ * cache may keep them, and only to revalidate with the ETag, never to serve them unasked. `Vary`
+ * names the token header for caches that ignore `private`.
+ */
+const CACHE_CONTROL = 'private, no-cache';
+const VARY_BY_TOKEN = 'Authorization';
+
 /** `Unleash-Client-Spec` ≥ 4.2.0 understands segments by reference; older or absent → inline. */
 function inlineSegments(header: string | string[] | undefined): boolean {
   if (header === undefined) return true;
@@ -91,8 +99,8 @@ export function clientFeaturesRoutes(
         const served: ServedConfiguration = await cache.get(query);
         void reply
           .header('etag', served.etag)
-          .header('cache-control', 'no-cache')
-          .header('vary', 'Accept-Encoding');
+          .header('cache-control', CACHE_CONTROL)
+          .header('vary', `${VARY_BY_TOKEN}, Accept-Encoding`);
         if (matchesEtag(request.headers['if-none-match'], served.etag)) {
           return reply.status(304).send();
         }
@@ -112,7 +120,8 @@ export function clientFeaturesRoutes(
       },
       onRequest: guard,
     },
-    async function clientGetFeature(request) {
+    async function clientGetFeature(request, reply) {
+      void reply.header('cache-control', CACHE_CONTROL).header('vary', VARY_BY_TOKEN);
       const token = request.apiToken;
       const served = await cache.get({
         environment: token.environment ?? 'default',

@@ -1,6 +1,7 @@
 /**
  * The dashboard's browser code, inlined into the page: reads `/api/admin/insights` with the admin
- * token kept in sessionStorage and draws each series as a hand-made SVG chart. Plain ES2020, no
+ * token (from the form or a `#token=` link, kept in sessionStorage, sent in the `Authorization`
+ * header only) and draws each series as a hand-made SVG chart. Plain ES2020, no
  * dependencies; written without backticks so it can live in this template string.
  */
 export const dashboardScript = `
@@ -20,14 +21,17 @@ export const dashboardScript = `
     node.className = isError ? 'status error' : 'status';
   }
 
-  // A token passed as ?token= moves to sessionStorage and out of the address bar and history.
-  var params = new URLSearchParams(location.search);
-  if (params.has('token')) {
-    sessionStorage.setItem(TOKEN_KEY, params.get('token'));
-    params.delete('token');
-    var rest = params.toString();
-    history.replaceState(null, '', location.pathname + (rest ? '?' + rest : ''));
+  // A link may carry the token as #token=: the fragment never leaves the browser (no request
+  // line, no server or proxy log, no Referer). It moves to sessionStorage and out of the address
+  // bar and history. Parsed by hand: URLSearchParams would turn a '+' of the token into a space.
+  var fragment = /(?:^#|&)token=([^&]*)/.exec(location.hash);
+  if (fragment) {
+    var linked = fragment[1];
+    try { linked = decodeURIComponent(linked); } catch (error) { /* kept as written */ }
+    if (linked) sessionStorage.setItem(TOKEN_KEY, linked);
+    history.replaceState(null, '', location.pathname + location.search);
   }
+  var params = new URLSearchParams(location.search);
   var now = new Date();
   byId('from').value = params.get('from') || day(new Date(now.getTime() - 84 * 86400000));
   byId('to').value = params.get('to') || day(now);
