@@ -40,14 +40,23 @@ export const userSchema = {
   },
 } as const;
 
-/** `GET /api/admin/invite-link/tokens/:token`: one public signup token. */
+/**
+ * `GET /api/admin/invite-link/tokens/:token`: one public signup token. The secret and the link
+ * carrying it are in the answer that creates the token and nowhere else: afterwards `secret` is the
+ * masked form (`ab12…`) and `url` is null. `id` (not in Unleash's shape) names the token on the
+ * admin routes once the secret is no longer shown.
+ */
 export const publicSignupTokenSchema = {
   type: 'object',
   required: ['secret', 'url', 'name', 'enabled', 'expiresAt', 'createdAt', 'createdBy', 'role'],
   additionalProperties: false,
   properties: {
-    secret: { type: 'string' },
-    url: { type: ['string', 'null'] },
+    id: { type: 'integer' },
+    secret: { type: 'string', description: 'Whole when created, masked (`ab12…`) afterwards.' },
+    url: {
+      type: ['string', 'null'],
+      description: 'The invite link when created, null afterwards.',
+    },
     name: { type: 'string' },
     enabled: { type: 'boolean', description: 'Always false once the token has expired.' },
     expiresAt: dateTime,

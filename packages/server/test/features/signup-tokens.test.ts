@@ -20,6 +20,7 @@ const TOKEN_FIELDS = [
   'createdBy',
   'enabled',
   'expiresAt',
+  'id',
   'name',
   'role',
   'secret',
@@ -76,6 +77,7 @@ for (const backend of backends) {
       const response = await create({ name: 'invite', expiresAt: inAnHour(), ...payload });
       assert.equal(response.statusCode, 201, response.body);
       return response.json() as {
+        id: number;
         secret: string;
         expiresAt: string;
         role: { id: number; name: string };
@@ -179,8 +181,10 @@ for (const backend of backends) {
       assert.equal(response.statusCode, 201);
       const token = response.json();
       assert.match(token.secret, /^[0-9a-f]{32}$/);
-      assert.equal(response.headers.location, `tokens/${token.secret}`);
+      assert.ok(Number.isInteger(token.id));
+      assert.equal(response.headers.location, `tokens/${token.id}`);
       assert.deepEqual(token, {
+        id: token.id,
         secret: token.secret,
         url: `https://flags.example.com/base/new-user?invite=${token.secret}`,
         name: 'Invite public viewers',
@@ -197,17 +201,29 @@ for (const backend of backends) {
           project: null,
         },
       });
-      const fetched = await get(token.secret);
-      assert.equal(fetched.statusCode, 200);
-      assert.deepEqual(Object.keys(fetched.json()).sort(), TOKEN_FIELDS);
-      assert.ok(isToken(fetched.json()), JSON.stringify(isToken.errors));
-      assert.deepEqual(fetched.json(), token);
+      assert.ok(isToken(token), JSON.stringify(isToken.errors));
+      // After the create answer, the secret and the link are never shown again.
+      const masked = { ...token, secret: `${token.secret.slice(0, 4)}…`, url: null };
+      for (const key of [token.secret, String(token.id)]) {
+        const fetched = await get(key);
+        assert.equal(fetched.statusCode, 200);
+        assert.deepEqual(Object.keys(fetched.json()).sort(), TOKEN_FIELDS);
+        assert.ok(isToken(fetched.json()), JSON.stringify(isToken.errors));
+        assert.deepEqual(fetched.json(), masked);
+      }
       const second = await newToken();
       assert.notEqual(second.secret, token.secret);
       const listed = await app.inject({ url: '/api/admin/invite-link/tokens', headers: admin });
       assert.equal(listed.statusCode, 200);
       const secrets = listed.json().tokens.map((t: { secret: string }) => t.secret);
-      assert.ok(secrets.includes(token.secret) && secrets.includes(second.secret));
+      assert.ok(
+        secrets.includes(masked.secret) && secrets.includes(`${second.secret.slice(0, 4)}…`),
+      );
+      assert.ok(!listed.body.includes(token.secret) && !listed.body.includes(second.secret));
+      // Only the secret opens the public routes: the id is no credential.
+      assertError(await validate(String(token.id)), 404);
+      assertError(await signup(String(token.id), { name: 'I', email: 'id@example.com' }), 404);
+      assert.equal((await validate(token.secret)).statusCode, 200);
     });
 
     it('takes a root role by name or id and refuses project roles and unknown roles', async () => {
@@ -219,7 +235,7 @@ for (const backend of backends) {
     });
 
     it('rejects bad create bodies with a JSON 400 and caps the expiry at one month', async () => {
-      const before = await db.query('SELECT secret FROM public_signup_tokens');
+      const before = await db.query('SELECT id FROM public_signup_tokens');
       for (const payload of [
         {},
         { name: 'x' },
@@ -232,10 +248,7 @@ for (const backend of backends) {
         const body = assertError(await create(payload), 400);
         assert.equal(body.name, 'BadDataError', JSON.stringify(payload));
       }
-      assert.equal(
-        (await db.query('SELECT secret FROM public_signup_tokens')).length,
-        before.length,
-      );
+      assert.equal((await db.query('SELECT id FROM public_signup_tokens')).length, before.length);
       const far = await newToken({ expiresAt: new Date(now.getTime() + 100 * DAY).toISOString() });
       assert.equal(far.expiresAt, '2026-12-02T10:00:00.000Z');
     });
@@ -277,13 +290,11 @@ for (const backend of backends) {
       try {
         assert.equal((await get(token.secret)).json().enabled, false);
         const listed = await app.inject({ url: '/api/admin/invite-link/tokens', headers: admin });
-        const entry = listed
-          .json()
-          .tokens.find((t: { secret: string }) => t.secret === token.secret);
+        const entry = listed.json().tokens.find((t: { id: number }) => t.id === token.id);
         assert.equal(entry.enabled, false);
         const [stored] = await db.query<{ enabled: boolean }>(
-          'SELECT enabled FROM public_signup_tokens WHERE secret = $1',
-          [token.secret],
+          'SELECT enabled FROM public_signup_tokens WHERE id = $1',
+          [token.id],
         );
         assert.equal(stored!.enabled, true);
         assertError(await validate(token.secret), 400);

@@ -1,11 +1,17 @@
-import { createHash, randomBytes, timingSafeEqual } from 'node:crypto';
+import { randomBytes } from 'node:crypto';
+import { hashSecret, idFromKey } from '../../auth/secrets.js';
+import { maskToken } from '../../config/load.js';
 import type { Database, Queryable } from '../../db/database.js';
 import { bumpTokenRevision, type RevisionTracker } from '../../revision.js';
 
 export type TokenType = 'admin' | 'client';
 
+/** A stored API token. Its secret is not part of it: only the secret's hash is stored. */
 export interface ApiToken {
-  readonly secret: string;
+  /** Names the token on admin routes once its secret is no longer shown. */
+  readonly id: number;
+  /** The secret as lists show it: `project:environment.ab12…` (see `maskToken`). */
+  readonly masked: string;
   readonly tokenName: string;
   readonly type: TokenType;
   /** `null` for admin tokens (all environments). */
@@ -16,8 +22,20 @@ export interface ApiToken {
   readonly expiresAt: Date | null;
 }
 
+/** A token to store, with its secret (which is hashed, never stored). */
+export interface NewApiToken {
+  readonly secret: string;
+  readonly tokenName: string;
+  readonly type: TokenType;
+  readonly environment: string | null;
+  readonly projects: readonly string[];
+  readonly expiresAt: Date | null;
+}
+
 interface TokenRow {
-  secret: string;
+  id: number;
+  secret_hash: string;
+  secret_masked: string;
   token_name: string;
   type: TokenType;
   environment: string | null;
@@ -26,9 +44,13 @@ interface TokenRow {
   expires_at: Date | null;
 }
 
+const COLUMNS =
+  'id, secret_hash, secret_masked, token_name, type, environment, projects, created_at, expires_at';
+
 const toToken = (row: TokenRow): ApiToken =>
   Object.freeze({
-    secret: row.secret,
+    id: row.id,
+    masked: row.secret_masked,
     tokenName: row.token_name,
     type: row.type,
     environment: row.environment,
@@ -37,16 +59,13 @@ const toToken = (row: TokenRow): ApiToken =>
     expiresAt: row.expires_at ? new Date(row.expires_at) : null,
   });
 
-/** The map key of a secret: its SHA-256, so a lookup compares digests, never the secret itself. */
-const digest = (secret: string): string => createHash('sha256').update(secret).digest('base64');
-
 /**
- * API tokens, kept in memory as a Map (keyed by the secret's digest) for the per-request lookup and reloaded whenever the token
- * revision moves (so a token created or deleted by another server process counts within the
- * revision check interval).
+ * API tokens, kept in memory as a Map keyed by the secret's hash for the per-request lookup, and
+ * reloaded whenever the token revision moves (so a token created or deleted by another server
+ * process counts within the revision check interval).
  */
 export class TokenStore {
-  private bySecret = new Map<string, ApiToken>();
+  private byHash = new Map<string, ApiToken>();
   private loadedRevision = -1;
   private loading: Promise<void> | undefined;
 
@@ -56,16 +75,17 @@ export class TokenStore {
     private readonly now: () => Date,
   ) {}
 
-  /** The token for `secret`, or undefined when unknown or expired. */
+  /**
+   * The token for `secret`, or undefined when unknown or expired. The presented secret is hashed
+   * once and looked up by its hash: no stored secret exists to compare against, and the timing of
+   * a Map lookup tells nothing about the secret (an attacker would have to choose inputs by their
+   * SHA-256), so no constant-time comparison is needed.
+   */
   async lookup(secret: string): Promise<ApiToken | undefined> {
     const revisions = await this.revisions.current();
     if (revisions.tokens !== this.loadedRevision) await this.reload(revisions.tokens);
-    const token = this.bySecret.get(digest(secret));
+    const token = this.byHash.get(hashSecret(secret));
     if (!token) return undefined;
-    // The secret itself is only ever compared in constant time.
-    const presented = Buffer.from(secret);
-    const stored = Buffer.from(token.secret);
-    if (presented.length !== stored.length || !timingSafeEqual(presented, stored)) return undefined;
     if (token.expiresAt && token.expiresAt.getTime() <= this.now().getTime()) return undefined;
     return token;
   }
@@ -73,8 +93,8 @@ export class TokenStore {
   private reload(revision: number): Promise<void> {
     this.loading ??= (async () => {
       try {
-        const rows = await this.db.query<TokenRow>('SELECT * FROM api_tokens');
-        this.bySecret = new Map(rows.map((row) => [digest(row.secret), toToken(row)]));
+        const rows = await this.db.query<TokenRow>(`SELECT ${COLUMNS} FROM api_tokens`);
+        this.byHash = new Map(rows.map((row) => [row.secret_hash, toToken(row)]));
         this.loadedRevision = revision;
       } finally {
         this.loading = undefined;
@@ -85,23 +105,22 @@ export class TokenStore {
 
   async list(): Promise<ApiToken[]> {
     const rows = await this.db.query<TokenRow>(
-      'SELECT * FROM api_tokens ORDER BY created_at, secret',
+      `SELECT ${COLUMNS} FROM api_tokens ORDER BY created_at, id`,
     );
     return rows.map(toToken);
   }
 
   /** Inserts a token unless its secret exists; returns the stored token. */
-  async insert(
-    token: Omit<ApiToken, 'createdAt'>,
-    tx: Queryable = this.db,
-  ): Promise<ApiToken | undefined> {
+  async insert(token: NewApiToken, tx: Queryable = this.db): Promise<ApiToken | undefined> {
     const rows = await tx.query<TokenRow>(
-      `INSERT INTO api_tokens (secret, token_name, type, environment, projects, expires_at)
-       VALUES ($1, $2, $3, $4, $5::jsonb, $6)
-       ON CONFLICT (secret) DO NOTHING
-       RETURNING *`,
+      `INSERT INTO api_tokens
+         (secret_hash, secret_masked, token_name, type, environment, projects, expires_at)
+       VALUES ($1, $2, $3, $4, $5, $6::jsonb, $7)
+       ON CONFLICT (secret_hash) DO NOTHING
+       RETURNING ${COLUMNS}`,
       [
-        token.secret,
+        hashSecret(token.secret),
+        maskToken(token.secret),
         token.tokenName,
         token.type,
         token.environment,
@@ -113,11 +132,17 @@ export class TokenStore {
     return rows[0] ? toToken(rows[0]) : undefined;
   }
 
-  async delete(secret: string): Promise<void> {
+  /** Deletes the token named by `key`: its secret or its id (see `idFromKey`). */
+  async delete(key: string): Promise<void> {
+    const id = idFromKey(key) ?? null;
     await this.db.transaction(async (tx) => {
-      const rows = await tx.query('DELETE FROM api_tokens WHERE secret = $1 RETURNING secret', [
-        secret,
-      ]);
+      const rows = await tx.query(
+        `DELETE FROM api_tokens
+          WHERE secret_hash = $1
+             OR (id = $2 AND NOT EXISTS (SELECT 1 FROM api_tokens WHERE secret_hash = $1))
+          RETURNING id`,
+        [hashSecret(key), id],
+      );
       if (rows.length > 0) await bumpTokenRevision(tx);
     });
     this.revisions.invalidate();

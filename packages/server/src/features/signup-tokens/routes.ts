@@ -17,6 +17,7 @@ import { isUniqueViolation } from '../users/routes.js';
 import { createUser, emailTaken, findRootRole } from '../users/user-store.js';
 import {
   addSignupTokenUser,
+  findSignupToken,
   getSignupToken,
   insertSignupToken,
   isUsable,
@@ -87,8 +88,8 @@ export function signupTokenRoutes(
 ): void {
   const { publicUrl, now, signupsPerMinute } = options;
   const typed = app.withTypeProvider<JsonSchemaToTsProvider>();
-  const render = async (token: StoredSignupToken) =>
-    (await tokensJson(db, [token], publicUrl, now()))[0]!;
+  const render = async (token: StoredSignupToken, created?: { secret: string }) =>
+    (await tokensJson(db, [token], publicUrl, now(), created))[0]!;
 
   typed.get(
     '/api/admin/invite-link/tokens',
@@ -121,7 +122,7 @@ export function signupTokenRoutes(
       }
       const cap = oneMonthAfter(at);
       const secret = newSignupSecret();
-      await insertSignupToken(db, {
+      const id = await insertSignupToken(db, {
         secret,
         name,
         expiresAt: requested > cap ? cap : requested,
@@ -131,10 +132,12 @@ export function signupTokenRoutes(
       });
       const token = await getSignupToken(db, secret);
       if (!token) throw new ApiError('INTERNAL');
+      // The only answer that shows the secret; the location names the token by id, so the secret
+      // stays out of anything that records locations.
       return reply
         .status(201)
-        .header('location', `tokens/${secret}`)
-        .send(await render(token));
+        .header('location', `tokens/${id}`)
+        .send(await render(token, { secret }));
     },
   );
 
@@ -146,7 +149,7 @@ export function signupTokenRoutes(
       schema: { params: tokenParams, response: { 200: publicSignupTokenSchema } },
     },
     async function adminGetSignupToken(request) {
-      const token = await getSignupToken(db, request.params.token);
+      const token = await findSignupToken(db, request.params.token);
       if (!token) throw notFound();
       return render(token);
     },
@@ -173,8 +176,9 @@ export function signupTokenRoutes(
         ...(expiresAt === undefined ? {} : { expiresAt: new Date(expiresAt) }),
         ...(enabled === undefined ? {} : { enabled }),
       };
-      if (!(await updateSignupToken(db, request.params.token, change))) throw notFound();
-      const token = await getSignupToken(db, request.params.token);
+      const found = await findSignupToken(db, request.params.token);
+      if (!found || !(await updateSignupToken(db, found.id, change))) throw notFound();
+      const token = await findSignupToken(db, String(found.id));
       if (!token) throw notFound();
       return render(token);
     },
@@ -230,7 +234,7 @@ export function signupTokenRoutes(
             rootRoleId: token.role.id,
             createdAt: at,
           });
-          await addSignupTokenUser(tx, secret, created.id, at);
+          await addSignupTokenUser(tx, token.id, created.id, at);
           return created;
         });
         return reply.status(201).send(user);

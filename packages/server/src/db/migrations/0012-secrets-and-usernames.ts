@@ -1,0 +1,37 @@
+/** `maskToken` (config/load.ts) in SQL: the scope prefix up to the first `.`, 4 characters, `…`. */
+const masked = (column: string) => `CASE WHEN strpos(${column}, '.') > 0
+    THEN substr(${column}, 1, strpos(${column}, '.') + 4) || '…'
+    ELSE substr(${column}, 1, 4) || '…' END`;
+
+/** `hashSecret` (auth/secrets.ts) in SQL. */
+const hashed = (column: string) => `encode(sha256(convert_to(${column}, 'UTF8')), 'hex')`;
+
+/**
+ * API tokens and signup links keep the SHA-256 of their secret (looked up by it) and a masked form
+ * for lists, never the secret; each gets an integer `id` that names it on admin routes once the
+ * secret is no longer shown. Signup-link users now point at the link's id.
+ */
+export const sql = /* sql */ `
+ALTER TABLE api_tokens ADD COLUMN id serial;
+ALTER TABLE api_tokens ADD CONSTRAINT api_tokens_id_key UNIQUE (id);
+ALTER TABLE api_tokens ADD COLUMN secret_masked text;
+UPDATE api_tokens SET secret_masked = ${masked('secret')}, secret = ${hashed('secret')};
+ALTER TABLE api_tokens RENAME COLUMN secret TO secret_hash;
+ALTER TABLE api_tokens ALTER COLUMN secret_masked SET NOT NULL;
+
+ALTER TABLE public_signup_tokens ADD COLUMN id serial;
+ALTER TABLE public_signup_tokens ADD CONSTRAINT public_signup_tokens_id_key UNIQUE (id);
+ALTER TABLE public_signup_tokens ADD COLUMN secret_masked text;
+ALTER TABLE public_signup_tokens_user ADD COLUMN token_id integer;
+UPDATE public_signup_tokens_user tu SET token_id = t.id
+  FROM public_signup_tokens t WHERE t.secret = tu.secret;
+ALTER TABLE public_signup_tokens_user DROP CONSTRAINT public_signup_tokens_user_pkey;
+ALTER TABLE public_signup_tokens_user DROP COLUMN secret;
+ALTER TABLE public_signup_tokens_user ALTER COLUMN token_id SET NOT NULL;
+ALTER TABLE public_signup_tokens_user ADD PRIMARY KEY (token_id, user_id);
+ALTER TABLE public_signup_tokens_user ADD CONSTRAINT public_signup_tokens_user_token_id_fkey
+  FOREIGN KEY (token_id) REFERENCES public_signup_tokens (id) ON DELETE CASCADE;
+UPDATE public_signup_tokens SET secret_masked = ${masked('secret')}, secret = ${hashed('secret')};
+ALTER TABLE public_signup_tokens RENAME COLUMN secret TO secret_hash;
+ALTER TABLE public_signup_tokens ALTER COLUMN secret_masked SET NOT NULL;
+`;
