@@ -37,6 +37,7 @@ for (const backend of backends) {
       const apiClient = `default:production.${hex(28)}`;
       const apiAdmin = `*:*.${hex(28)}`;
       const configuredAdmin = `*:*.configured-${hex(20)}`;
+      const noLongerConfigured = `*:development.${hex(28)}`;
       const link = hex(16);
       try {
         await atVersion11(db);
@@ -52,6 +53,13 @@ for (const backend of backends) {
           name: 'admin (configured)',
           type: 'admin',
           environment: null,
+        });
+        // Created from FLAGS_CLIENT_TOKENS by an older version, and no longer configured.
+        await insertToken(db, {
+          secret: noLongerConfigured,
+          name: 'client (configured)',
+          type: 'client',
+          environment: 'development',
         });
         const [ada] = await db.query<{ id: number }>(
           "INSERT INTO users (name, email) VALUES ('Ada', 'ada@example.com') RETURNING id",
@@ -77,6 +85,11 @@ for (const backend of backends) {
             headers: { authorization: apiClient },
           });
           assert.equal(features.statusCode, 200, 'an API-created client token still works');
+          const revoked = await app.inject({
+            url: '/api/client/features',
+            headers: { authorization: noLongerConfigured },
+          });
+          assert.equal(revoked.statusCode, 401, 'a configured token no longer configured is gone');
           const listed = await app.inject({
             url: '/api/admin/api-tokens',
             headers: { authorization: apiAdmin },
@@ -126,7 +139,7 @@ for (const backend of backends) {
         }
 
         const state = JSON.stringify(await dump(db));
-        for (const secret of [apiClient, apiAdmin, configuredAdmin, link]) {
+        for (const secret of [apiClient, apiAdmin, configuredAdmin, noLongerConfigured, link]) {
           const part = secret.slice(secret.indexOf('.') + 1);
           assert.ok(!state.includes(part), `no table holds ${maskToken(secret)} in plaintext`);
         }

@@ -18,6 +18,12 @@ ALTER TABLE api_tokens ADD COLUMN secret_masked text;
 UPDATE api_tokens SET secret_masked = ${masked('secret')}, secret = ${hashed('secret')};
 ALTER TABLE api_tokens RENAME COLUMN secret TO secret_hash;
 ALTER TABLE api_tokens ALTER COLUMN secret_masked SET NOT NULL;
+-- Tokens created from FLAGS_ADMIN_TOKENS/FLAGS_CLIENT_TOKENS are deleted at start once no longer
+-- configured; older versions created them under these two names.
+ALTER TABLE api_tokens ADD COLUMN source text NOT NULL DEFAULT 'api'
+  CHECK (source IN ('api', 'config'));
+UPDATE api_tokens SET source = 'config'
+  WHERE token_name IN ('admin (configured)', 'client (configured)');
 
 ALTER TABLE public_signup_tokens ADD COLUMN id serial;
 ALTER TABLE public_signup_tokens ADD CONSTRAINT public_signup_tokens_id_key UNIQUE (id);

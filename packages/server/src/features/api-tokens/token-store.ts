@@ -6,6 +6,9 @@ import { bumpTokenRevision, type RevisionTracker } from '../../revision.js';
 
 export type TokenType = 'admin' | 'client';
 
+/** Who created a token: configuration (`FLAGS_*_TOKENS`, kept in step at start) or the admin API. */
+export type TokenSource = 'config' | 'api';
+
 /** A stored API token. Its secret is not part of it: only the secret's hash is stored. */
 export interface ApiToken {
   /** Names the token on admin routes once its secret is no longer shown. */
@@ -20,6 +23,7 @@ export interface ApiToken {
   readonly projects: readonly string[];
   readonly createdAt: Date;
   readonly expiresAt: Date | null;
+  readonly source: TokenSource;
 }
 
 /** A token to store, with its secret (which is hashed, never stored). */
@@ -30,6 +34,7 @@ export interface NewApiToken {
   readonly environment: string | null;
   readonly projects: readonly string[];
   readonly expiresAt: Date | null;
+  readonly source: TokenSource;
 }
 
 interface TokenRow {
@@ -42,10 +47,11 @@ interface TokenRow {
   projects: string[];
   created_at: Date;
   expires_at: Date | null;
+  source: TokenSource;
 }
 
-const COLUMNS =
-  'id, secret_hash, secret_masked, token_name, type, environment, projects, created_at, expires_at';
+const COLUMNS = `id, secret_hash, secret_masked, token_name, type, environment, projects, created_at,
+  expires_at, source`;
 
 const toToken = (row: TokenRow): ApiToken =>
   Object.freeze({
@@ -57,6 +63,7 @@ const toToken = (row: TokenRow): ApiToken =>
     projects: Object.freeze([...row.projects]),
     createdAt: new Date(row.created_at),
     expiresAt: row.expires_at ? new Date(row.expires_at) : null,
+    source: row.source,
   });
 
 /**
@@ -114,8 +121,8 @@ export class TokenStore {
   async insert(token: NewApiToken, tx: Queryable = this.db): Promise<ApiToken | undefined> {
     const rows = await tx.query<TokenRow>(
       `INSERT INTO api_tokens
-         (secret_hash, secret_masked, token_name, type, environment, projects, expires_at)
-       VALUES ($1, $2, $3, $4, $5, $6::jsonb, $7)
+         (secret_hash, secret_masked, token_name, type, environment, projects, expires_at, source)
+       VALUES ($1, $2, $3, $4, $5, $6::jsonb, $7, $8)
        ON CONFLICT (secret_hash) DO NOTHING
        RETURNING ${COLUMNS}`,
       [
@@ -126,10 +133,36 @@ export class TokenStore {
         token.environment,
         JSON.stringify(token.projects),
         token.expiresAt,
+        token.source,
       ],
     );
     if (rows[0]) await bumpTokenRevision(tx);
     return rows[0] ? toToken(rows[0]) : undefined;
+  }
+
+  /**
+   * Brings the tokens created from configuration in step with `configured`: inserts the missing
+   * ones and deletes those whose secret is no longer configured, so removing a token from the
+   * configuration revokes it at the next start. Tokens created through the API are left alone.
+   */
+  async syncConfigured(
+    configured: readonly NewApiToken[],
+    tx: Queryable,
+  ): Promise<{ created: ApiToken[]; deleted: ApiToken[] }> {
+    const created: ApiToken[] = [];
+    for (const token of configured) {
+      const stored = await this.insert({ ...token, source: 'config' }, tx);
+      if (stored) created.push(stored);
+    }
+    const rows = await tx.query<TokenRow>(
+      `DELETE FROM api_tokens
+        WHERE source = 'config'
+          AND secret_hash NOT IN (SELECT jsonb_array_elements_text($1::jsonb))
+        RETURNING ${COLUMNS}`,
+      [JSON.stringify(configured.map((token) => hashSecret(token.secret)))],
+    );
+    if (rows.length > 0) await bumpTokenRevision(tx);
+    return { created, deleted: rows.map(toToken) };
   }
 
   /** Deletes the token named by `key`: its secret or its id (see `idFromKey`). */
