@@ -64,6 +64,10 @@ export const publicSignupTokenSchema = {
     createdBy: { type: ['string', 'null'] },
     users: { type: ['array', 'null'], items: userSchema },
     role: roleSchema,
+    allowAdmin: {
+      type: 'boolean',
+      description: 'Created with allowAdmin: a link with the Admin role admits signups only then.',
+    },
   },
 } as const;
 
@@ -74,7 +78,10 @@ export const publicSignupTokensSchema = {
   properties: { tokens: { type: 'array', items: publicSignupTokenSchema } },
 } as const;
 
-/** `POST /api/admin/invite-link/tokens`. `role`: a root role id or name (default Viewer). */
+/**
+ * `POST /api/admin/invite-link/tokens`. `role`: a root role id or name (default Viewer). Anyone
+ * holding the link signs up with that role, so the Admin role needs `allowAdmin: true` as well.
+ */
 export const publicSignupTokenCreateSchema = {
   type: 'object',
   required: ['name', 'expiresAt'],
@@ -83,6 +90,7 @@ export const publicSignupTokenCreateSchema = {
     name: { type: 'string', minLength: 1, maxLength: 255 },
     expiresAt: dateTime,
     role: { type: ['integer', 'string'], minLength: 1, maxLength: 255 },
+    allowAdmin: { type: 'boolean' },
   },
 } as const;
 

@@ -16,6 +16,7 @@ const isToken = ajv.compile(publicSignupTokenSchema);
 const isUser = ajv.compile(userSchema);
 const DAY = 24 * HOUR;
 const TOKEN_FIELDS = [
+  'allowAdmin',
   'createdAt',
   'createdBy',
   'enabled',
@@ -200,6 +201,7 @@ for (const backend of backends) {
           description: 'Users with the root viewer role can only read configuration.',
           project: null,
         },
+        allowAdmin: false,
       });
       assert.ok(isToken(token), JSON.stringify(isToken.errors));
       // After the create answer, the secret and the link are never shown again.
@@ -228,10 +230,54 @@ for (const backend of backends) {
 
     it('takes a root role by name or id and refuses project roles and unknown roles', async () => {
       assert.equal((await newToken({ role: 'Editor' })).role.name, 'Editor');
-      assert.equal((await newToken({ role: 1 })).role.name, 'Admin');
-      assert.equal((await newToken({ role: 'admin' })).role.id, 1);
+      assert.equal((await newToken({ role: 1, allowAdmin: true })).role.name, 'Admin');
+      assert.equal((await newToken({ role: 'admin', allowAdmin: true })).role.id, 1);
       assertError(await create({ name: 'x', expiresAt: inAnHour(), role: 4 }), 400);
       assertError(await create({ name: 'x', expiresAt: inAnHour(), role: 'Superuser' }), 400);
+    });
+
+    it('grants the Admin role only through a token created with allowAdmin: true', async () => {
+      const before = await db.query('SELECT id FROM public_signup_tokens');
+      for (const role of ['Admin', 'admin', 1]) {
+        for (const extra of [{}, { allowAdmin: false }]) {
+          const body = assertError(
+            await create({ name: 'x', expiresAt: inAnHour(), role, ...extra }),
+            400,
+          );
+          assert.equal(body.name, 'BadDataError');
+          assert.match(body.message, /allowAdmin/);
+        }
+      }
+      assertError(await create({ name: 'x', expiresAt: inAnHour(), allowAdmin: 'yes' }), 400);
+      assert.equal((await db.query('SELECT id FROM public_signup_tokens')).length, before.length);
+
+      const allowed = await create({
+        name: 'admins',
+        expiresAt: inAnHour(),
+        role: 'Admin',
+        allowAdmin: true,
+      });
+      assert.equal(allowed.statusCode, 201);
+      const token = allowed.json();
+      assert.equal(token.allowAdmin, true);
+      assert.equal((await get(token.secret)).json().allowAdmin, true);
+      const admitted = await signup(token.secret, { name: 'Root', email: 'root2@example.com' });
+      assert.equal(admitted.statusCode, 201, admitted.body);
+      assert.equal(admitted.json().rootRole, 1);
+
+      // An Admin link without the flag (as stored before allowAdmin existed) admits nobody.
+      await db.query('UPDATE public_signup_tokens SET allow_admin = false WHERE id = $1', [
+        token.id,
+      ]);
+      const state = await userState();
+      const refused = assertError(
+        await signup(token.secret, { name: 'Sneaky', email: 'sneaky@example.com' }),
+        400,
+      );
+      assert.match(refused.message, /allowAdmin/);
+      assertError(await validate(token.secret), 400);
+      assert.equal((await get(token.secret)).json().enabled, false);
+      assert.deepEqual(await userState(), state);
     });
 
     it('rejects bad create bodies with a JSON 400 and caps the expiry at one month', async () => {

@@ -40,4 +40,7 @@ ALTER TABLE public_signup_tokens_user ADD CONSTRAINT public_signup_tokens_user_t
 UPDATE public_signup_tokens SET secret_masked = ${masked('secret')}, secret = ${hashed('secret')};
 ALTER TABLE public_signup_tokens RENAME COLUMN secret TO secret_hash;
 ALTER TABLE public_signup_tokens ALTER COLUMN secret_masked SET NOT NULL;
+-- A link with the Admin role admits signups only when created with allowAdmin; links stored
+-- before have not been, so they stop admitting anyone (recreate them to keep them).
+ALTER TABLE public_signup_tokens ADD COLUMN allow_admin boolean NOT NULL DEFAULT false;
 `;

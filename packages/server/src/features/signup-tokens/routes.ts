@@ -20,7 +20,9 @@ import {
   findSignupToken,
   getSignupToken,
   insertSignupToken,
+  isAdminRole,
   isUsable,
+  lacksAdminConsent,
   listSignupTokens,
   newSignupSecret,
   type StoredSignupToken,
@@ -76,6 +78,15 @@ function oneMonthAfter(now: Date): Date {
 
 const notFound = () => new ApiError('NOT_FOUND', 'Could not find public signup token.');
 
+/** Why a known token admits nobody (see `isUsable`). */
+const unusable = (token: StoredSignupToken) =>
+  lacksAdminConsent(token)
+    ? new ApiError(
+        'INVITE_INVALID',
+        'This invite link grants the Admin role but was not created with allowAdmin; ask for a new link.',
+      )
+    : new ApiError('INVITE_INVALID');
+
 /**
  * Public signup tokens: the admin side under `/api/admin/invite-link/tokens` (admin token) and the
  * public side under `/invite/:token` (no token: the secret in the link is the credential).
@@ -107,7 +118,7 @@ export function signupTokenRoutes(
       schema: { body: publicSignupTokenCreateSchema, response: { 201: publicSignupTokenSchema } },
     },
     async function adminCreateSignupToken(request, reply) {
-      const { name, role: wanted = 'Viewer' } = request.body;
+      const { name, role: wanted = 'Viewer', allowAdmin = false } = request.body;
       const at = now();
       const requested = new Date(request.body.expiresAt);
       if (requested.getTime() <= at.getTime()) {
@@ -120,6 +131,13 @@ export function signupTokenRoutes(
           `"${wanted}" is not a root role; use Admin, Editor or Viewer (or their ids).`,
         );
       }
+      // Anyone holding the link gets its role: Admin must be asked for twice.
+      if (isAdminRole(role) && !allowAdmin) {
+        throw new ApiError(
+          'BAD_DATA',
+          'A signup link with the Admin role makes everyone holding it an admin: send allowAdmin: true to create one.',
+        );
+      }
       const cap = oneMonthAfter(at);
       const secret = newSignupSecret();
       const id = await insertSignupToken(db, {
@@ -129,6 +147,7 @@ export function signupTokenRoutes(
         createdAt: at,
         createdBy: request.apiToken?.tokenName ?? null,
         roleId: role.id,
+        allowAdmin,
       });
       const token = await getSignupToken(db, secret);
       if (!token) throw new ApiError('INTERNAL');
@@ -190,7 +209,7 @@ export function signupTokenRoutes(
     async function inviteValidate(request, reply) {
       const token = await getSignupToken(db, request.params.token);
       if (!token) throw notFound();
-      if (!isUsable(token, now())) throw new ApiError('INVITE_INVALID');
+      if (!isUsable(token, now())) throw unusable(token);
       return reply.status(200).send();
     },
   );
@@ -215,7 +234,7 @@ export function signupTokenRoutes(
       const secret = request.params.token;
       const known = await getSignupToken(db, secret);
       if (!known) throw notFound();
-      if (!isUsable(known, now())) throw new ApiError('INVITE_INVALID');
+      if (!isUsable(known, now())) throw unusable(known);
       if (await emailTaken(db, email)) throw new ApiError('USER_EXISTS');
       // Hashing is slow on purpose: done before the transaction so it holds no lock meanwhile.
       const passwordHash = password === undefined ? null : await hashPassword(password);
@@ -225,7 +244,7 @@ export function signupTokenRoutes(
           const token = await getSignupToken(tx, secret);
           const at = now();
           if (!token) throw notFound();
-          if (!isUsable(token, at)) throw new ApiError('INVITE_INVALID');
+          if (!isUsable(token, at)) throw unusable(token);
           const created = await createUser(tx, {
             name,
             email,

@@ -13,6 +13,7 @@ interface TokenRow {
   created_at: Date | string;
   created_by: string | null;
   enabled: boolean;
+  allow_admin: boolean;
   role_id: number;
   role_name: string;
   role_type: string;
@@ -36,11 +37,14 @@ export interface StoredSignupToken {
   readonly createdBy: string | null;
   /** As stored; the effective state also depends on `expiresAt` (see `isUsable`). */
   readonly enabled: boolean;
+  /** Created with `allowAdmin: true`: the only way a link with the Admin role admits anyone. */
+  readonly allowAdmin: boolean;
   readonly role: Role;
   readonly userIds: readonly number[];
 }
 
-const SELECT = `SELECT t.id, t.secret_masked, t.name, t.expires_at, t.created_at, t.created_by, t.enabled,
+const SELECT = `SELECT t.id, t.secret_masked, t.name, t.expires_at, t.created_at, t.created_by,
+    t.enabled, t.allow_admin,
     r.id AS role_id, r.name AS role_name, r.type AS role_type,
     r.description AS role_description, r.project AS role_project,
     COALESCE((SELECT jsonb_agg(tu.user_id ORDER BY tu.created_at, tu.user_id)
@@ -56,6 +60,7 @@ function toToken(row: TokenRow): StoredSignupToken {
     createdAt: new Date(row.created_at),
     createdBy: row.created_by,
     enabled: row.enabled,
+    allowAdmin: row.allow_admin,
     role: roleJson({
       id: row.role_id,
       name: row.role_name,
@@ -72,9 +77,22 @@ export function newSignupSecret(): string {
   return randomBytes(16).toString('hex');
 }
 
-/** Usable for a signup: enabled and not yet expired at `now`. */
+/** Whether `role` is the root Admin role. */
+export function isAdminRole(role: Pick<Role, 'name' | 'type'>): boolean {
+  return role.type === 'root' && role.name === 'Admin';
+}
+
+/** A link whose role is Admin but which was not created with `allowAdmin` (older links). */
+export function lacksAdminConsent(token: StoredSignupToken): boolean {
+  return isAdminRole(token.role) && !token.allowAdmin;
+}
+
+/**
+ * Usable for a signup: enabled, not yet expired at `now`, and, when it grants Admin, created with
+ * `allowAdmin`.
+ */
 export function isUsable(token: StoredSignupToken, now: Date): boolean {
-  return token.enabled && token.expiresAt.getTime() > now.getTime();
+  return token.enabled && token.expiresAt.getTime() > now.getTime() && !lacksAdminConsent(token);
 }
 
 /** The invite link: `<public URL>/new-user?invite=<secret>` (a path in the public URL is kept). */
@@ -112,6 +130,7 @@ export async function tokensJson(
     createdBy: token.createdBy,
     users: token.userIds.flatMap((id) => users.get(id) ?? []),
     role: token.role,
+    allowAdmin: token.allowAdmin,
   }));
 }
 
@@ -157,12 +176,13 @@ export async function insertSignupToken(
     createdAt: Date;
     createdBy: string | null;
     roleId: number;
+    allowAdmin: boolean;
   },
 ): Promise<number> {
   const [row] = await db.query<{ id: number }>(
     `INSERT INTO public_signup_tokens
-       (secret_hash, secret_masked, name, expires_at, created_at, created_by, role_id)
-     VALUES ($1, $2, $3, $4, $5, $6, $7) RETURNING id`,
+       (secret_hash, secret_masked, name, expires_at, created_at, created_by, role_id, allow_admin)
+     VALUES ($1, $2, $3, $4, $5, $6, $7, $8) RETURNING id`,
     [
       hashSecret(token.secret),
       maskToken(token.secret),
@@ -171,6 +191,7 @@ export async function insertSignupToken(
       token.createdAt,
       token.createdBy,
       token.roleId,
+      token.allowAdmin,
     ],
   );
   return row!.id;
