@@ -44,6 +44,11 @@ export const errorCatalogue = {
     name: 'NameExistsError',
     message: 'A user with this email already exists.',
   },
+  USERNAME_EXISTS: {
+    status: 409,
+    name: 'NameExistsError',
+    message: 'A user with this username already exists.',
+  },
   BODY_TOO_LARGE: {
     status: 413,
     name: 'ContentTooLargeError',

@@ -43,4 +43,21 @@ ALTER TABLE public_signup_tokens ALTER COLUMN secret_masked SET NOT NULL;
 -- A link with the Admin role admits signups only when created with allowAdmin; links stored
 -- before have not been, so they stop admitting anyone (recreate them to keep them).
 ALTER TABLE public_signup_tokens ADD COLUMN allow_admin boolean NOT NULL DEFAULT false;
+
+-- Usernames are unique whatever their case. Duplicates stored before stop the migration with a
+-- message naming them (renaming someone's username silently would be worse than asking).
+DO $$
+DECLARE
+  duplicates text;
+BEGIN
+  SELECT string_agg(format('"%s" (users %s)', name, ids), ', ' ORDER BY name) INTO duplicates
+    FROM (SELECT lower(username) AS name, string_agg(id::text, ', ' ORDER BY id) AS ids
+            FROM users WHERE username IS NOT NULL
+           GROUP BY lower(username) HAVING count(*) > 1) AS taken;
+  IF duplicates IS NOT NULL THEN
+    RAISE EXCEPTION 'usernames must be unique (whatever their case) from schema version 12, and these are taken more than once: %. Give all but one user of each another username (UPDATE users SET username = ... WHERE id = ...), then start again; nothing was changed.', duplicates;
+  END IF;
+END
+$$;
+CREATE UNIQUE INDEX users_username_idx ON users (lower(username)) WHERE username IS NOT NULL;
 `;

@@ -13,8 +13,13 @@ import { maskedSecretRequest } from '../../auth/masked-request.js';
 import type { Database } from '../../db/database.js';
 import { ApiError } from '../../errors.js';
 import { hashPassword } from '../users/password.js';
-import { isUniqueViolation } from '../users/routes.js';
-import { createUser, emailTaken, findRootRole } from '../users/user-store.js';
+import {
+  createUser,
+  emailTaken,
+  findRootRole,
+  userClash,
+  usernameTaken,
+} from '../users/user-store.js';
 import {
   addSignupTokenUser,
   findSignupToken,
@@ -236,6 +241,7 @@ export function signupTokenRoutes(
       if (!known) throw notFound();
       if (!isUsable(known, now())) throw unusable(known);
       if (await emailTaken(db, email)) throw new ApiError('USER_EXISTS');
+      if (username && (await usernameTaken(db, username))) throw new ApiError('USERNAME_EXISTS');
       // Hashing is slow on purpose: done before the transaction so it holds no lock meanwhile.
       const passwordHash = password === undefined ? null : await hashPassword(password);
       try {
@@ -258,8 +264,7 @@ export function signupTokenRoutes(
         });
         return reply.status(201).send(user);
       } catch (error) {
-        if (isUniqueViolation(error)) throw new ApiError('USER_EXISTS');
-        throw error;
+        throw userClash(error) ?? error;
       }
     },
   );

@@ -12,6 +12,8 @@ import {
   getUsers,
   listRoles,
   listUsers,
+  userClash,
+  usernameTaken,
 } from './user-store.js';
 
 const idParams = {
@@ -29,11 +31,6 @@ const createUserSchema = {
     rootRole: { type: ['integer', 'string'], minLength: 1, maxLength: 255 },
   },
 } as const;
-
-/** PostgreSQL unique violation on the users' email index → 409. */
-export function isUniqueViolation(error: unknown): boolean {
-  return (error as { code?: string }).code === '23505';
-}
 
 /** Users and roles of the admin API (`/api/admin/user-admin`, `/api/admin/roles`). */
 export function userRoutes(
@@ -87,6 +84,7 @@ export function userRoutes(
       const role = await findRootRole(db, rootRole);
       if (!role) throw new ApiError('BAD_DATA', `"${rootRole}" is not a root role.`);
       if (email && (await emailTaken(db, email))) throw new ApiError('USER_EXISTS');
+      if (username && (await usernameTaken(db, username))) throw new ApiError('USERNAME_EXISTS');
       const passwordHash = password === undefined ? null : await hashPassword(password);
       try {
         const user = await db.transaction((tx) =>
@@ -101,8 +99,7 @@ export function userRoutes(
         );
         return reply.status(201).send(user);
       } catch (error) {
-        if (isUniqueViolation(error)) throw new ApiError('USER_EXISTS');
-        throw error;
+        throw userClash(error) ?? error;
       }
     },
   );
