@@ -24,6 +24,7 @@ import { dashboardRoutes } from './features/insights/dashboard/routes.js';
 import { insightsRoutes } from './features/insights/routes.js';
 import { clientMetricsRoutes } from './features/metrics/routes.js';
 import { signupTokenRoutes } from './features/signup-tokens/routes.js';
+import { PasswordHasher } from './features/users/password.js';
 import { userRoutes } from './features/users/routes.js';
 import { RevisionTracker } from './revision.js';
 
@@ -36,6 +37,8 @@ export interface AppDeps {
   logger?: FastifyBaseLogger | false;
   /** Clock (token expiry). */
   now?: () => Date;
+  /** Password hashing and its concurrency bound. Default: a new `PasswordHasher`. */
+  passwords?: PasswordHasher;
 }
 
 /** The logger options of `main`: JSON lines or pino-pretty; tokens never logged. */
@@ -101,13 +104,15 @@ export async function buildApp(config: ServerConfig, deps: AppDeps): Promise<Fas
     config.importBodyLimitBytes,
   );
   adminRoutes(app, db, revisions, adminOnly);
-  userRoutes(app, db, adminOnly, now);
+  const passwords = deps.passwords ?? new PasswordHasher();
+  userRoutes(app, db, adminOnly, passwords, now);
   // Rate limits are per route (`config.rateLimit`); only public signup has one.
   await app.register(rateLimit, { global: false });
   signupTokenRoutes(app, db, adminOnly, {
     publicUrl: config.publicUrl,
     now,
     signupsPerMinute: config.signupsPerMinute,
+    passwords,
   });
   await insightsRoutes(app, db, adminOnly, { now });
   dashboardRoutes(app);

@@ -12,7 +12,7 @@ import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { maskedSecretRequest } from '../../auth/masked-request.js';
 import type { Database } from '../../db/database.js';
 import { ApiError } from '../../errors.js';
-import { hashPassword } from '../users/password.js';
+import type { PasswordHasher } from '../users/password.js';
 import {
   createUser,
   emailTaken,
@@ -49,6 +49,8 @@ export interface SignupTokenOptions {
   now: () => Date;
   /** Signups accepted per client address and minute (`SIGNUP_RATE_LIMIT_PER_MINUTE`). */
   signupsPerMinute: number;
+  /** Hashes the passwords of signups, within its concurrency bound. */
+  passwords: PasswordHasher;
 }
 
 const tokenParams = {
@@ -102,7 +104,7 @@ export function signupTokenRoutes(
   guard: (request: FastifyRequest) => Promise<void>,
   options: SignupTokenOptions,
 ): void {
-  const { publicUrl, now, signupsPerMinute } = options;
+  const { publicUrl, now, signupsPerMinute, passwords } = options;
   const typed = app.withTypeProvider<JsonSchemaToTsProvider>();
   const render = async (token: StoredSignupToken, created?: { secret: string }) =>
     (await tokensJson(db, [token], publicUrl, now(), created))[0]!;
@@ -243,7 +245,7 @@ export function signupTokenRoutes(
       if (await emailTaken(db, email)) throw new ApiError('USER_EXISTS');
       if (username && (await usernameTaken(db, username))) throw new ApiError('USERNAME_EXISTS');
       // Hashing is slow on purpose: done before the transaction so it holds no lock meanwhile.
-      const passwordHash = password === undefined ? null : await hashPassword(password);
+      const passwordHash = password === undefined ? null : await passwords.hash(password);
       try {
         const user = await db.transaction(async (tx) => {
           // Read again inside the transaction: a token disabled meanwhile admits nobody.

@@ -3,7 +3,7 @@ import { createInvitedUserSchema, roleSchema, userSchema } from '@flags/schemas'
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import type { Database } from '../../db/database.js';
 import { ApiError } from '../../errors.js';
-import { hashPassword } from './password.js';
+import type { PasswordHasher } from './password.js';
 import {
   createUser,
   emailTaken,
@@ -37,6 +37,7 @@ export function userRoutes(
   app: FastifyInstance,
   db: Database,
   guard: (request: FastifyRequest) => Promise<void>,
+  passwords: PasswordHasher,
   now: () => Date = () => new Date(),
 ): void {
   const typed = app.withTypeProvider<JsonSchemaToTsProvider>();
@@ -85,7 +86,7 @@ export function userRoutes(
       if (!role) throw new ApiError('BAD_DATA', `"${rootRole}" is not a root role.`);
       if (email && (await emailTaken(db, email))) throw new ApiError('USER_EXISTS');
       if (username && (await usernameTaken(db, username))) throw new ApiError('USERNAME_EXISTS');
-      const passwordHash = password === undefined ? null : await hashPassword(password);
+      const passwordHash = password === undefined ? null : await passwords.hash(password);
       try {
         const user = await db.transaction((tx) =>
           createUser(tx, {
