@@ -10,7 +10,9 @@ const env = process.env;
 const settings = {
   proxyPort: Number(env.PORT ?? env.PROXY_PORT ?? 3000),
   serverPort: Number(env.SERVER_PORT ?? 4242),
-  dataDir: resolve(env.DATA_DIR ?? 'data'),
+  // Not flags-server's own `./data`: a later `npx flags-server` there must not inherit the
+  // demo's well-known tokens.
+  dataDir: resolve(env.DATA_DIR ?? 'data/demo'),
   adminToken: env.DEMO_ADMIN_TOKEN ?? '*:*.demo-admin-token',
   clientToken: env.DEMO_CLIENT_TOKEN ?? 'default:development.demo-client-token',
   clientKey: env.DEMO_CLIENT_KEY ?? 'demo-client-key',
@@ -54,6 +56,9 @@ async function main(): Promise<void> {
       `  flags-server  ${serverUrl}/api            admin token: ${settings.adminToken}`,
       `                                                 client token: ${settings.clientToken}`,
       `  insights      ${serverUrl}/insights`,
+      '',
+      `These tokens and the key are for this demo only (data in ${settings.dataDir});`,
+      'never use them elsewhere. `npx flags-server` keeps its data in ./data and knows none of them.',
       '',
       'Try it:',
       `  curl -g -H 'Authorization: ${settings.clientKey}' '${localProxy}/proxy?userId=alice&properties[plan]=premium'`,

@@ -1,9 +1,12 @@
 import assert from 'node:assert/strict';
 import { type ChildProcess, spawn } from 'node:child_process';
-import { mkdtempSync, rmSync } from 'node:fs';
+import { existsSync, mkdtempSync, rmSync } from 'node:fs';
+import { createRequire } from 'node:module';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, describe, it } from 'node:test';
+import { fileURLToPath, pathToFileURL } from 'node:url';
+import { buildApp, loadConfig, openDatabase } from '@flags/server';
 import { waitUntilHealthy } from '../helpers/processes.js';
 
 const root = new URL('../../', import.meta.url);
@@ -17,14 +20,29 @@ interface Started {
   clientKey: string;
 }
 
-/** Runs the `npm start` entry point on free ports and waits for its banner. */
-async function startDemo(): Promise<Started> {
+/**
+ * Runs the `npm start` entry point on free ports and waits for its banner: in the repository with
+ * `DATA_DIR` set to a temporary directory, or, given `cwd`, in that directory without `DATA_DIR`.
+ */
+async function startDemo(cwd?: string): Promise<Started> {
+  const { DATA_DIR: _unset, ...inherited } = process.env;
   const child = spawn(
     process.execPath,
-    ['--conditions=source', '--import', 'tsx', 'scripts/start.ts'],
+    [
+      '--conditions=source',
+      '--import',
+      pathToFileURL(createRequire(import.meta.url).resolve('tsx')).href,
+      fileURLToPath(new URL('scripts/start.ts', root)),
+    ],
     {
-      cwd: root,
-      env: { ...process.env, PORT: '0', SERVER_PORT: '0', DATA_DIR: dataDir, LOG_LEVEL: 'warn' },
+      cwd: cwd ?? root,
+      env: {
+        ...inherited,
+        PORT: '0',
+        SERVER_PORT: '0',
+        LOG_LEVEL: 'warn',
+        ...(cwd ? {} : { DATA_DIR: dataDir }),
+      },
       stdio: ['ignore', 'pipe', 'pipe'],
     },
   );
@@ -94,6 +112,35 @@ describe('npm start', () => {
       assert.ok((await enabledFlags(second, 'userId=alice')).includes('beta-banner'));
     } finally {
       assert.equal(await stop(second.child), 0);
+    }
+  });
+
+  it('keeps its data in ./data/demo and says its tokens are demo-only; flags-server on ./data does not know them', async () => {
+    const cwd = mkdtempSync(join(tmpdir(), 'flags-start-cwd-'));
+    try {
+      const demo = await startDemo(cwd);
+      try {
+        assert.match(demo.output, /demo only/);
+        assert.ok(existsSync(join(cwd, 'data', 'demo', 'PG_VERSION')), 'PGlite in ./data/demo');
+      } finally {
+        assert.equal(await stop(demo.child), 0);
+      }
+      // What `npx flags-server` does in the same directory: PGlite in ./data.
+      const config = loadConfig({ DATA_DIR: join(cwd, 'data'), LOG_LEVEL: 'silent' });
+      const db = await openDatabase(config);
+      const server = await buildApp(config, { db, logger: false });
+      try {
+        for (const token of ['*:*.demo-admin-token', 'default:development.demo-client-token']) {
+          const url = token.startsWith('*:*') ? '/api/admin/projects' : '/api/client/features';
+          const answer = await server.inject({ url, headers: { authorization: token } });
+          assert.equal(answer.statusCode, 401, `${token} is unknown to flags-server on ./data`);
+        }
+      } finally {
+        await server.close();
+        await db.close();
+      }
+    } finally {
+      rmSync(cwd, { recursive: true, force: true });
     }
   });
 });

@@ -1,3 +1,4 @@
+export * from './api-token.js';
 export * from './client-features.js';
 export * from './context.js';
 export * from './error.js';

@@ -40,14 +40,23 @@ export const userSchema = {
   },
 } as const;
 
-/** `GET /api/admin/invite-link/tokens/:token`: one public signup token. */
+/**
+ * `GET /api/admin/invite-link/tokens/:token`: one public signup token. The secret and the link
+ * carrying it are in the answer that creates the token and nowhere else: afterwards `secret` is the
+ * masked form (`ab12…`) and `url` is null. `id` (not in Unleash's shape) names the token on the
+ * admin routes once the secret is no longer shown.
+ */
 export const publicSignupTokenSchema = {
   type: 'object',
   required: ['secret', 'url', 'name', 'enabled', 'expiresAt', 'createdAt', 'createdBy', 'role'],
   additionalProperties: false,
   properties: {
-    secret: { type: 'string' },
-    url: { type: ['string', 'null'] },
+    id: { type: 'integer' },
+    secret: { type: 'string', description: 'Whole when created, masked (`ab12…`) afterwards.' },
+    url: {
+      type: ['string', 'null'],
+      description: 'The invite link when created, null afterwards.',
+    },
     name: { type: 'string' },
     enabled: { type: 'boolean', description: 'Always false once the token has expired.' },
     expiresAt: dateTime,
@@ -55,6 +64,10 @@ export const publicSignupTokenSchema = {
     createdBy: { type: ['string', 'null'] },
     users: { type: ['array', 'null'], items: userSchema },
     role: roleSchema,
+    allowAdmin: {
+      type: 'boolean',
+      description: 'Created with allowAdmin: a link with the Admin role admits signups only then.',
+    },
   },
 } as const;
 
@@ -65,7 +78,10 @@ export const publicSignupTokensSchema = {
   properties: { tokens: { type: 'array', items: publicSignupTokenSchema } },
 } as const;
 
-/** `POST /api/admin/invite-link/tokens`. `role`: a root role id or name (default Viewer). */
+/**
+ * `POST /api/admin/invite-link/tokens`. `role`: a root role id or name (default Viewer). Anyone
+ * holding the link signs up with that role, so the Admin role needs `allowAdmin: true` as well.
+ */
 export const publicSignupTokenCreateSchema = {
   type: 'object',
   required: ['name', 'expiresAt'],
@@ -74,6 +90,7 @@ export const publicSignupTokenCreateSchema = {
     name: { type: 'string', minLength: 1, maxLength: 255 },
     expiresAt: dateTime,
     role: { type: ['integer', 'string'], minLength: 1, maxLength: 255 },
+    allowAdmin: { type: 'boolean' },
   },
 } as const;
 

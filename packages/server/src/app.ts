@@ -8,12 +8,12 @@ import Fastify, {
 } from 'fastify';
 import { tokenGuard } from './auth/token-guard.js';
 import { refuseWhileClosing } from './closing.js';
-import { maskToken, parseClientTokenScope } from './config/load.js';
 import type { ServerConfig } from './config/options.js';
 import type { Database } from './db/database.js';
 import { migrate } from './db/migrate.js';
 import { registerErrorHandling } from './errors.js';
 import { adminRoutes } from './features/admin/routes.js';
+import { applyConfiguredTokens } from './features/api-tokens/configured-tokens.js';
 import { apiTokenRoutes } from './features/api-tokens/routes.js';
 import { TokenStore } from './features/api-tokens/token-store.js';
 import { ClientFeaturesCache } from './features/client-api/client-features-cache.js';
@@ -25,6 +25,7 @@ import { insightsRoutes } from './features/insights/routes.js';
 import { clientDataRetention } from './features/metrics/retention-job.js';
 import { clientMetricsRoutes } from './features/metrics/routes.js';
 import { signupTokenRoutes } from './features/signup-tokens/routes.js';
+import { PasswordHasher } from './features/users/password.js';
 import { userRoutes } from './features/users/routes.js';
 import { noSniff } from './no-sniff.js';
 import { redactingChildLogger } from './request-log.js';
@@ -39,6 +40,8 @@ export interface AppDeps {
   logger?: FastifyBaseLogger | false;
   /** Clock (token expiry). */
   now?: () => Date;
+  /** Password hashing and its concurrency bound. Default: a new `PasswordHasher`. */
+  passwords?: PasswordHasher;
 }
 
 /** The logger options of `main`: JSON lines or pino-pretty; tokens never logged. */
@@ -88,38 +91,7 @@ export async function buildApp(config: ServerConfig, deps: AppDeps): Promise<Fas
 
   const revisions = new RevisionTracker(db, config.revisionCheckMs);
   const tokens = new TokenStore(db, revisions, now);
-  await db.transaction(async (tx) => {
-    for (const secret of config.adminTokens) {
-      await tokens.insert(
-        {
-          secret,
-          tokenName: 'admin (configured)',
-          type: 'admin',
-          environment: null,
-          projects: ['*'],
-          expiresAt: null,
-        },
-        tx,
-      );
-    }
-    for (const secret of config.clientTokens) {
-      const scope = parseClientTokenScope(secret)!;
-      const stored = await tokens.insert(
-        {
-          secret,
-          tokenName: 'client (configured)',
-          type: 'client',
-          environment: scope.environment,
-          projects: [scope.project],
-          expiresAt: null,
-        },
-        tx,
-      );
-      if (stored)
-        app.log.info({ token: maskToken(secret) }, 'client token created from configuration');
-    }
-  });
-  tokens.changed();
+  await applyConfiguredTokens(config, db, tokens, app.log);
 
   const adminOnly = tokenGuard(tokens, 'admin');
   const clientOnly = tokenGuard(tokens, 'client');
@@ -139,13 +111,15 @@ export async function buildApp(config: ServerConfig, deps: AppDeps): Promise<Fas
     config.importBodyLimitBytes,
   );
   adminRoutes(app, db, revisions, adminOnly);
-  userRoutes(app, db, adminOnly, now);
+  const passwords = deps.passwords ?? new PasswordHasher();
+  userRoutes(app, db, adminOnly, passwords, now);
   // Rate limits are per route (`config.rateLimit`); only public signup has one.
   await app.register(rateLimit, { global: false });
   signupTokenRoutes(app, db, adminOnly, {
     publicUrl: config.publicUrl,
     now,
     signupsPerMinute: config.signupsPerMinute,
+    passwords,
   });
   await insightsRoutes(app, db, adminOnly, { now });
   dashboardRoutes(app);

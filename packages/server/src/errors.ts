@@ -44,6 +44,11 @@ export const errorCatalogue = {
     name: 'NameExistsError',
     message: 'A user with this email already exists.',
   },
+  USERNAME_EXISTS: {
+    status: 409,
+    name: 'NameExistsError',
+    message: 'A user with this username already exists.',
+  },
   BODY_TOO_LARGE: {
     status: 413,
     name: 'ContentTooLargeError',
@@ -60,6 +65,11 @@ export const errorCatalogue = {
     message: 'Too many requests from this address; try again in a minute.',
   },
   INTERNAL: { status: 500, name: 'InternalError', message: 'Something went wrong on the server.' },
+  PASSWORD_HASHING_BUSY: {
+    status: 503,
+    name: 'ServiceUnavailableError',
+    message: 'Too many password operations at once; retry in a few seconds.',
+  },
   SHUTTING_DOWN: {
     status: 503,
     name: 'ServiceUnavailableError',

@@ -1,6 +1,5 @@
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
-import { createRequire, syncBuiltinESMExports } from 'node:module';
 import type { AddressInfo } from 'node:net';
 import { Writable } from 'node:stream';
 import { after, before, describe, it } from 'node:test';
@@ -18,6 +17,7 @@ import {
   rawRequest,
 } from '../../../test/helpers/hostile.js';
 import { buildApp } from '../src/app.js';
+import { hashSecret } from '../src/auth/secrets.js';
 import type { Database } from '../src/db/database.js';
 import { TokenStore } from '../src/features/api-tokens/token-store.js';
 import { RevisionTracker } from '../src/revision.js';
@@ -134,7 +134,11 @@ function generate(h: Hostile): Generated {
       ['GET', `/api/admin/user-admin/${id()}`],
       ['GET', `/api/admin/invite-link/tokens/${id()}`],
       ['PUT', `/api/admin/invite-link/tokens/${id()}`],
-      ['DELETE', `/api/admin/api-tokens/${id()}`],
+      // Not a small number: that is a token id, and ids 1-3 are this app's own configured tokens.
+      [
+        'DELETE',
+        `/api/admin/api-tokens/${h.pick(['0', '-1', '999999999999', 'NaN', '__proto__', '%00', percent(h.text(10))])}`,
+      ],
       ['DELETE', `/api/admin/projects/${id()}/features/${id()}`],
       ['GET', `/invite/${id()}/validate`],
       ['POST', `/invite/${id()}/signup`],
@@ -305,36 +309,19 @@ for (const backend of backends) {
 }
 
 describe('server API tokens', () => {
-  it('are compared with crypto.timingSafeEqual over equal-length buffers', async () => {
+  it('are found by the hash of the presented secret; the store holds no secret', async () => {
     const [backend] = backends;
     const { db, cleanup } = await backend!.open();
     const app = await startApp(db);
-    const crypto = createRequire(import.meta.url)('node:crypto') as typeof import('node:crypto');
-    const original = crypto.timingSafeEqual;
-    const calls: [number, number][] = [];
-    crypto.timingSafeEqual = ((a: NodeJS.ArrayBufferView, b: NodeJS.ArrayBufferView) => {
-      calls.push([a.byteLength, b.byteLength]);
-      return original(a, b);
-    }) as typeof original;
-    syncBuiltinESMExports();
     try {
       const store = new TokenStore(db, new RevisionTracker(db, 0), () => new Date());
-      assert.equal((await store.lookup(ADMIN_TOKEN))?.type, 'admin');
-      assert.ok(calls.length >= 1, 'the secret is checked with timingSafeEqual');
-      assert.ok(
-        calls.every(([a, b]) => a === b && a > 0),
-        JSON.stringify(calls),
-      );
-      calls.length = 0;
+      const token = await store.lookup(ADMIN_TOKEN);
+      assert.equal(token?.type, 'admin');
+      assert.ok(!JSON.stringify(token).includes(ADMIN_TOKEN), JSON.stringify(token));
       assert.equal(await store.lookup(`${ADMIN_TOKEN.slice(0, -1)}X`), undefined);
       assert.equal(await store.lookup(''), undefined);
-      assert.ok(
-        calls.every(([a, b]) => a === b),
-        JSON.stringify(calls),
-      );
+      assert.equal(await store.lookup(hashSecret(ADMIN_TOKEN)), undefined, 'a hash is no token');
     } finally {
-      crypto.timingSafeEqual = original;
-      syncBuiltinESMExports();
       await app.close();
       await cleanup();
     }

@@ -91,14 +91,14 @@ export const options: readonly OptionSpec[] = [
     env: ['FLAGS_ADMIN_TOKENS'],
     type: 'list',
     default: '',
-    doc: 'Comma-separated admin API tokens created at start (if missing).',
+    doc: 'Comma-separated admin API tokens created at start (if missing); a token an earlier value created and this one lacks is deleted at start. Secrets under 32 characters get a warning.',
   },
   {
     key: 'clientTokens',
     env: ['FLAGS_CLIENT_TOKENS'],
     type: 'list',
     default: '',
-    doc: 'Comma-separated client tokens `project:environment.secret` (`*` = all projects) created at start (if missing).',
+    doc: 'Comma-separated client tokens `project:environment.secret` (`*` = all projects) created at start (if missing); a token an earlier value created and this one lacks is deleted at start. Secrets under 32 characters get a warning.',
   },
   {
     key: 'publicUrl',

@@ -1,19 +1,37 @@
 import assert from 'node:assert/strict';
+import { createHash } from 'node:crypto';
 import { after, before, describe, it } from 'node:test';
+import { apiTokenSchema, apiTokensSchema } from '@flags/schemas';
+import { Ajv } from 'ajv';
 import type { FastifyInstance } from 'fastify';
 import { buildApp } from '../../src/app.js';
-import { admin, backends, DEV_TOKEN, testConfig } from '../helpers.js';
+import type { Database } from '../../src/db/database.js';
+import {
+  ADMIN_TOKEN,
+  admin,
+  backends,
+  DEV_TOKEN,
+  dump,
+  PROD_TOKEN,
+  testConfig,
+} from '../helpers.js';
+
+const ajv = new Ajv({ strict: false, validateFormats: false });
+const isToken = ajv.compile(apiTokenSchema);
+const isTokenList = ajv.compile(apiTokensSchema);
 
 for (const backend of backends) {
   describe(`API tokens on ${backend.name}`, () => {
     let cleanup: () => Promise<void>;
+    let db: Database;
     let app: FastifyInstance;
     let now = new Date('2026-01-01T00:00:00Z');
 
     before(async () => {
       const opened = await backend.open();
       cleanup = opened.cleanup;
-      app = await buildApp(testConfig(), { db: opened.db, logger: false, now: () => now });
+      db = opened.db;
+      app = await buildApp(testConfig(), { db, logger: false, now: () => now });
     });
     after(async () => {
       await app.close();
@@ -54,8 +72,8 @@ for (const backend of backends) {
       assert.deepEqual(token.projects, ['*']);
       const listed = await app.inject({ url: '/api/admin/api-tokens', headers: admin });
       const secrets = listed.json().tokens.map((t: { secret: string }) => t.secret);
-      assert.ok(secrets.includes(token.secret));
-      assert.ok(secrets.includes(DEV_TOKEN));
+      assert.ok(secrets.includes(`*:production.${token.secret.slice(13, 17)}…`));
+      assert.ok(secrets.includes('*:development.test…'));
       const use = () =>
         app.inject({ url: '/api/client/features', headers: { authorization: token.secret } });
       assert.equal((await use()).statusCode, 200);
@@ -72,6 +90,62 @@ for (const backend of backends) {
         headers: admin,
       });
       assert.equal(again.statusCode, 200);
+    });
+
+    it('shows a secret once: the create answer carries it, lists show the masked form', async () => {
+      const created = await create({ tokenName: 'once', type: 'admin' });
+      assert.equal(created.statusCode, 201);
+      const token = created.json();
+      assert.ok(isToken(token), JSON.stringify(isToken.errors));
+      assert.match(token.secret, /^\*:\*\.[0-9a-f]{56}$/);
+      const listed = await app.inject({ url: '/api/admin/api-tokens', headers: admin });
+      assert.equal(listed.statusCode, 200);
+      assert.ok(isTokenList(listed.json()), JSON.stringify(isTokenList.errors));
+      const entry = listed.json().tokens.find((t: { id: number }) => t.id === token.id);
+      assert.deepEqual(entry, { ...token, secret: `*:*.${token.secret.slice(4, 8)}…` });
+      // No secret is ever listed whole: neither created ones nor configured ones (admin included).
+      for (const secret of [token.secret, ADMIN_TOKEN, DEV_TOKEN, PROD_TOKEN]) {
+        assert.ok(!listed.body.includes(secret), `${secret} is not in the list`);
+      }
+      assert.ok(listed.body.includes('"secret":"test…"'), listed.body);
+      // The id names the token when the secret is not at hand.
+      const deleted = await app.inject({
+        method: 'DELETE',
+        url: `/api/admin/api-tokens/${token.id}`,
+        headers: admin,
+      });
+      assert.equal(deleted.statusCode, 200);
+      const use = await app.inject({
+        url: '/api/admin/projects',
+        headers: { authorization: token.secret },
+      });
+      assert.equal(use.statusCode, 401);
+    });
+
+    it('stores the SHA-256 of each secret, never the secret', async () => {
+      const created = await create({
+        tokenName: 'hashed',
+        type: 'client',
+        environment: 'development',
+      });
+      const { secret } = created.json();
+      const state = JSON.stringify(await dump(db));
+      for (const plain of [secret, ADMIN_TOKEN, DEV_TOKEN, PROD_TOKEN]) {
+        assert.ok(
+          !state.includes(plain.slice(plain.indexOf('.') + 1)),
+          'no plaintext secret stored',
+        );
+      }
+      const [row] = await db.query<{ secret_hash: string }>(
+        'SELECT secret_hash FROM api_tokens WHERE token_name = $1',
+        ['hashed'],
+      );
+      assert.equal(row!.secret_hash, createHash('sha256').update(secret).digest('hex'));
+      const use = await app.inject({
+        url: '/api/client/features',
+        headers: { authorization: secret },
+      });
+      assert.equal(use.statusCode, 200);
     });
 
     it('creates admin tokens that work on the admin API only', async () => {

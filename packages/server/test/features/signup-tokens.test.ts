@@ -16,10 +16,12 @@ const isToken = ajv.compile(publicSignupTokenSchema);
 const isUser = ajv.compile(userSchema);
 const DAY = 24 * HOUR;
 const TOKEN_FIELDS = [
+  'allowAdmin',
   'createdAt',
   'createdBy',
   'enabled',
   'expiresAt',
+  'id',
   'name',
   'role',
   'secret',
@@ -76,6 +78,7 @@ for (const backend of backends) {
       const response = await create({ name: 'invite', expiresAt: inAnHour(), ...payload });
       assert.equal(response.statusCode, 201, response.body);
       return response.json() as {
+        id: number;
         secret: string;
         expiresAt: string;
         role: { id: number; name: string };
@@ -179,8 +182,10 @@ for (const backend of backends) {
       assert.equal(response.statusCode, 201);
       const token = response.json();
       assert.match(token.secret, /^[0-9a-f]{32}$/);
-      assert.equal(response.headers.location, `tokens/${token.secret}`);
+      assert.ok(Number.isInteger(token.id));
+      assert.equal(response.headers.location, `tokens/${token.id}`);
       assert.deepEqual(token, {
+        id: token.id,
         secret: token.secret,
         url: `https://flags.example.com/base/new-user?invite=${token.secret}`,
         name: 'Invite public viewers',
@@ -196,30 +201,87 @@ for (const backend of backends) {
           description: 'Users with the root viewer role can only read configuration.',
           project: null,
         },
+        allowAdmin: false,
       });
-      const fetched = await get(token.secret);
-      assert.equal(fetched.statusCode, 200);
-      assert.deepEqual(Object.keys(fetched.json()).sort(), TOKEN_FIELDS);
-      assert.ok(isToken(fetched.json()), JSON.stringify(isToken.errors));
-      assert.deepEqual(fetched.json(), token);
+      assert.ok(isToken(token), JSON.stringify(isToken.errors));
+      // After the create answer, the secret and the link are never shown again.
+      const masked = { ...token, secret: `${token.secret.slice(0, 4)}…`, url: null };
+      for (const key of [token.secret, String(token.id)]) {
+        const fetched = await get(key);
+        assert.equal(fetched.statusCode, 200);
+        assert.deepEqual(Object.keys(fetched.json()).sort(), TOKEN_FIELDS);
+        assert.ok(isToken(fetched.json()), JSON.stringify(isToken.errors));
+        assert.deepEqual(fetched.json(), masked);
+      }
       const second = await newToken();
       assert.notEqual(second.secret, token.secret);
       const listed = await app.inject({ url: '/api/admin/invite-link/tokens', headers: admin });
       assert.equal(listed.statusCode, 200);
       const secrets = listed.json().tokens.map((t: { secret: string }) => t.secret);
-      assert.ok(secrets.includes(token.secret) && secrets.includes(second.secret));
+      assert.ok(
+        secrets.includes(masked.secret) && secrets.includes(`${second.secret.slice(0, 4)}…`),
+      );
+      assert.ok(!listed.body.includes(token.secret) && !listed.body.includes(second.secret));
+      // Only the secret opens the public routes: the id is no credential.
+      assertError(await validate(String(token.id)), 404);
+      assertError(await signup(String(token.id), { name: 'I', email: 'id@example.com' }), 404);
+      assert.equal((await validate(token.secret)).statusCode, 200);
     });
 
     it('takes a root role by name or id and refuses project roles and unknown roles', async () => {
       assert.equal((await newToken({ role: 'Editor' })).role.name, 'Editor');
-      assert.equal((await newToken({ role: 1 })).role.name, 'Admin');
-      assert.equal((await newToken({ role: 'admin' })).role.id, 1);
+      assert.equal((await newToken({ role: 1, allowAdmin: true })).role.name, 'Admin');
+      assert.equal((await newToken({ role: 'admin', allowAdmin: true })).role.id, 1);
       assertError(await create({ name: 'x', expiresAt: inAnHour(), role: 4 }), 400);
       assertError(await create({ name: 'x', expiresAt: inAnHour(), role: 'Superuser' }), 400);
     });
 
+    it('grants the Admin role only through a token created with allowAdmin: true', async () => {
+      const before = await db.query('SELECT id FROM public_signup_tokens');
+      for (const role of ['Admin', 'admin', 1]) {
+        for (const extra of [{}, { allowAdmin: false }]) {
+          const body = assertError(
+            await create({ name: 'x', expiresAt: inAnHour(), role, ...extra }),
+            400,
+          );
+          assert.equal(body.name, 'BadDataError');
+          assert.match(body.message, /allowAdmin/);
+        }
+      }
+      assertError(await create({ name: 'x', expiresAt: inAnHour(), allowAdmin: 'yes' }), 400);
+      assert.equal((await db.query('SELECT id FROM public_signup_tokens')).length, before.length);
+
+      const allowed = await create({
+        name: 'admins',
+        expiresAt: inAnHour(),
+        role: 'Admin',
+        allowAdmin: true,
+      });
+      assert.equal(allowed.statusCode, 201);
+      const token = allowed.json();
+      assert.equal(token.allowAdmin, true);
+      assert.equal((await get(token.secret)).json().allowAdmin, true);
+      const admitted = await signup(token.secret, { name: 'Root', email: 'root2@example.com' });
+      assert.equal(admitted.statusCode, 201, admitted.body);
+      assert.equal(admitted.json().rootRole, 1);
+
+      // An Admin link without the flag (as stored before allowAdmin existed) admits nobody.
+      await db.query('UPDATE public_signup_tokens SET allow_admin = false WHERE id = $1', [
+        token.id,
+      ]);
+      const state = await userState();
+      const refused = assertError(
+        await signup(token.secret, { name: 'Sneaky', email: 'sneaky@example.com' }),
+        400,
+      );
+      assert.match(refused.message, /allowAdmin/);
+      assertError(await validate(token.secret), 400);
+      assert.equal((await get(token.secret)).json().enabled, false);
+      assert.deepEqual(await userState(), state);
+    });
+
     it('rejects bad create bodies with a JSON 400 and caps the expiry at one month', async () => {
-      const before = await db.query('SELECT secret FROM public_signup_tokens');
+      const before = await db.query('SELECT id FROM public_signup_tokens');
       for (const payload of [
         {},
         { name: 'x' },
@@ -232,10 +294,7 @@ for (const backend of backends) {
         const body = assertError(await create(payload), 400);
         assert.equal(body.name, 'BadDataError', JSON.stringify(payload));
       }
-      assert.equal(
-        (await db.query('SELECT secret FROM public_signup_tokens')).length,
-        before.length,
-      );
+      assert.equal((await db.query('SELECT id FROM public_signup_tokens')).length, before.length);
       const far = await newToken({ expiresAt: new Date(now.getTime() + 100 * DAY).toISOString() });
       assert.equal(far.expiresAt, '2026-12-02T10:00:00.000Z');
     });
@@ -277,13 +336,11 @@ for (const backend of backends) {
       try {
         assert.equal((await get(token.secret)).json().enabled, false);
         const listed = await app.inject({ url: '/api/admin/invite-link/tokens', headers: admin });
-        const entry = listed
-          .json()
-          .tokens.find((t: { secret: string }) => t.secret === token.secret);
+        const entry = listed.json().tokens.find((t: { id: number }) => t.id === token.id);
         assert.equal(entry.enabled, false);
         const [stored] = await db.query<{ enabled: boolean }>(
-          'SELECT enabled FROM public_signup_tokens WHERE secret = $1',
-          [token.secret],
+          'SELECT enabled FROM public_signup_tokens WHERE id = $1',
+          [token.id],
         );
         assert.equal(stored!.enabled, true);
         assertError(await validate(token.secret), 400);

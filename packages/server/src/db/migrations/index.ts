@@ -1,6 +1,7 @@
 import { sql as init } from './0001-init.js';
 import { sql as signupAndInsights } from './0010-signup-and-insights.js';
 import { sql as enablingEvents } from './0011-enabling-events.js';
+import { sql as secretsAndUsernames } from './0012-secrets-and-usernames.js';
 import { sql as clientDataRetention } from './0013-client-data-retention.js';
 
 /**
@@ -16,5 +17,6 @@ export const migrations: readonly {
   { version: 1, name: 'init', sql: init },
   { version: 10, name: 'signup-and-insights', sql: signupAndInsights },
   { version: 11, name: 'enabling-events', sql: enablingEvents },
+  { version: 12, name: 'secrets-and-usernames', sql: secretsAndUsernames },
   { version: 13, name: 'client-data-retention', sql: clientDataRetention },
 ];

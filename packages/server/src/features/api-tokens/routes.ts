@@ -1,33 +1,29 @@
 import type { JsonSchemaToTsProvider } from '@fastify/type-provider-json-schema-to-ts';
+import {
+  type ApiTokenJson,
+  apiTokenCreateSchema,
+  apiTokenSchema,
+  apiTokensSchema,
+} from '@flags/schemas';
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { maskedSecretRequest } from '../../auth/masked-request.js';
 import type { Database } from '../../db/database.js';
 import { ApiError } from '../../errors.js';
 import { type ApiToken, newSecret, type TokenStore } from './token-store.js';
 
-const createTokenSchema = {
-  type: 'object',
-  properties: {
-    tokenName: { type: 'string', minLength: 1, maxLength: 100 },
-    username: { type: 'string', minLength: 1, maxLength: 100 },
-    type: { type: 'string', enum: ['client', 'backend', 'admin', 'CLIENT', 'BACKEND', 'ADMIN'] },
-    environment: { type: 'string', minLength: 1 },
-    project: { type: 'string', minLength: 1 },
-    projects: { type: 'array', items: { type: 'string', minLength: 1 }, minItems: 1 },
-    expiresAt: { type: 'string', format: 'date-time' },
-  },
-  required: ['type'],
-} as const;
-
-/** The wire form of a token (Unleash names). */
-export function tokenJson(token: ApiToken) {
+/**
+ * The wire form of a token (Unleash names, see `apiTokenSchema`): `secret` is the whole secret in
+ * the answer that creates the token, the masked form everywhere else.
+ */
+export function tokenJson(token: ApiToken, secret?: string): ApiTokenJson {
   return {
-    secret: token.secret,
+    id: token.id,
+    secret: secret ?? token.masked,
     tokenName: token.tokenName,
     type: token.type,
     environment: token.environment ?? '*',
-    project: token.projects.length === 1 ? token.projects[0] : '[]',
-    projects: token.projects,
+    project: token.projects.length === 1 ? token.projects[0]! : '[]',
+    projects: [...token.projects],
     createdAt: token.createdAt.toISOString(),
     expiresAt: token.expiresAt ? token.expiresAt.toISOString() : null,
   };
@@ -41,19 +37,24 @@ export function apiTokenRoutes(
 ): void {
   const typed = app.withTypeProvider<JsonSchemaToTsProvider>();
 
-  typed.get('/api/admin/api-tokens', { onRequest: guard }, async function adminListTokens() {
-    return { tokens: (await store.list()).map(tokenJson) };
-  });
+  typed.get(
+    '/api/admin/api-tokens',
+    { onRequest: guard, schema: { response: { 200: apiTokensSchema } } },
+    async function adminListTokens() {
+      return { tokens: (await store.list()).map((token) => tokenJson(token)) };
+    },
+  );
 
   typed.post(
     '/api/admin/api-tokens',
-    { schema: { body: createTokenSchema }, onRequest: guard },
+    { schema: { body: apiTokenCreateSchema, response: { 201: apiTokenSchema } }, onRequest: guard },
     async function adminCreateToken(request, reply) {
       const body = request.body;
       const tokenName = body.tokenName ?? body.username;
       if (!tokenName) throw new ApiError('BAD_DATA', 'tokenName is required.');
       const type = body.type.toLowerCase() === 'admin' ? 'admin' : 'client';
       const expiresAt = body.expiresAt ? new Date(body.expiresAt) : null;
+      let secret: string;
       let token: ApiToken | undefined;
       if (type === 'admin') {
         if (
@@ -65,15 +66,17 @@ export function apiTokenRoutes(
             'An admin token cannot be scoped to a project or environment.',
           );
         }
+        secret = newSecret(['*'], null);
         token = await db.transaction((tx) =>
           store.insert(
             {
-              secret: newSecret(['*'], null),
+              secret,
               tokenName,
               type,
               environment: null,
               projects: ['*'],
               expiresAt,
+              source: 'api',
             },
             tx,
           ),
@@ -100,15 +103,17 @@ export function apiTokenRoutes(
           throw new ApiError('BAD_DATA', `Projects do not exist: ${missing.join(', ')}.`);
         }
         const scope = projects.includes('*') ? ['*'] : projects;
+        secret = newSecret(scope, environment);
         token = await db.transaction((tx) =>
           store.insert(
             {
-              secret: newSecret(scope, environment),
+              secret,
               tokenName,
               type,
               environment,
               projects: scope,
               expiresAt,
+              source: 'api',
             },
             tx,
           ),
@@ -116,7 +121,7 @@ export function apiTokenRoutes(
       }
       store.changed();
       if (!token) throw new ApiError('INTERNAL');
-      return reply.status(201).header('location', 'api-tokens').send(tokenJson(token));
+      return reply.status(201).header('location', 'api-tokens').send(tokenJson(token, secret));
     },
   );
 

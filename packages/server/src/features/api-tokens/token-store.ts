@@ -1,11 +1,20 @@
-import { createHash, randomBytes, timingSafeEqual } from 'node:crypto';
+import { randomBytes } from 'node:crypto';
+import { hashSecret, idFromKey } from '../../auth/secrets.js';
+import { maskToken } from '../../config/load.js';
 import type { Database, Queryable } from '../../db/database.js';
 import { bumpTokenRevision, type RevisionTracker } from '../../revision.js';
 
 export type TokenType = 'admin' | 'client';
 
+/** Who created a token: configuration (`FLAGS_*_TOKENS`, kept in step at start) or the admin API. */
+export type TokenSource = 'config' | 'api';
+
+/** A stored API token. Its secret is not part of it: only the secret's hash is stored. */
 export interface ApiToken {
-  readonly secret: string;
+  /** Names the token on admin routes once its secret is no longer shown. */
+  readonly id: number;
+  /** The secret as lists show it: `project:environment.ab12…` (see `maskToken`). */
+  readonly masked: string;
   readonly tokenName: string;
   readonly type: TokenType;
   /** `null` for admin tokens (all environments). */
@@ -14,39 +23,56 @@ export interface ApiToken {
   readonly projects: readonly string[];
   readonly createdAt: Date;
   readonly expiresAt: Date | null;
+  readonly source: TokenSource;
+}
+
+/** A token to store, with its secret (which is hashed, never stored). */
+export interface NewApiToken {
+  readonly secret: string;
+  readonly tokenName: string;
+  readonly type: TokenType;
+  readonly environment: string | null;
+  readonly projects: readonly string[];
+  readonly expiresAt: Date | null;
+  readonly source: TokenSource;
 }
 
 interface TokenRow {
-  secret: string;
+  id: number;
+  secret_hash: string;
+  secret_masked: string;
   token_name: string;
   type: TokenType;
   environment: string | null;
   projects: string[];
   created_at: Date;
   expires_at: Date | null;
+  source: TokenSource;
 }
+
+const COLUMNS = `id, secret_hash, secret_masked, token_name, type, environment, projects, created_at,
+  expires_at, source`;
 
 const toToken = (row: TokenRow): ApiToken =>
   Object.freeze({
-    secret: row.secret,
+    id: row.id,
+    masked: row.secret_masked,
     tokenName: row.token_name,
     type: row.type,
     environment: row.environment,
     projects: Object.freeze([...row.projects]),
     createdAt: new Date(row.created_at),
     expiresAt: row.expires_at ? new Date(row.expires_at) : null,
+    source: row.source,
   });
 
-/** The map key of a secret: its SHA-256, so a lookup compares digests, never the secret itself. */
-const digest = (secret: string): string => createHash('sha256').update(secret).digest('base64');
-
 /**
- * API tokens, kept in memory as a Map (keyed by the secret's digest) for the per-request lookup and reloaded whenever the token
- * revision moves (so a token created or deleted by another server process counts within the
- * revision check interval).
+ * API tokens, kept in memory as a Map keyed by the secret's hash for the per-request lookup, and
+ * reloaded whenever the token revision moves (so a token created or deleted by another server
+ * process counts within the revision check interval).
  */
 export class TokenStore {
-  private bySecret = new Map<string, ApiToken>();
+  private byHash = new Map<string, ApiToken>();
   private loadedRevision = -1;
   private loading: Promise<void> | undefined;
 
@@ -56,16 +82,17 @@ export class TokenStore {
     private readonly now: () => Date,
   ) {}
 
-  /** The token for `secret`, or undefined when unknown or expired. */
+  /**
+   * The token for `secret`, or undefined when unknown or expired. The presented secret is hashed
+   * once and looked up by its hash: no stored secret exists to compare against, and the timing of
+   * a Map lookup tells nothing about the secret (an attacker would have to choose inputs by their
+   * SHA-256), so no constant-time comparison is needed.
+   */
   async lookup(secret: string): Promise<ApiToken | undefined> {
     const revisions = await this.revisions.current();
     if (revisions.tokens !== this.loadedRevision) await this.reload(revisions.tokens);
-    const token = this.bySecret.get(digest(secret));
+    const token = this.byHash.get(hashSecret(secret));
     if (!token) return undefined;
-    // The secret itself is only ever compared in constant time.
-    const presented = Buffer.from(secret);
-    const stored = Buffer.from(token.secret);
-    if (presented.length !== stored.length || !timingSafeEqual(presented, stored)) return undefined;
     if (token.expiresAt && token.expiresAt.getTime() <= this.now().getTime()) return undefined;
     return token;
   }
@@ -73,8 +100,8 @@ export class TokenStore {
   private reload(revision: number): Promise<void> {
     this.loading ??= (async () => {
       try {
-        const rows = await this.db.query<TokenRow>('SELECT * FROM api_tokens');
-        this.bySecret = new Map(rows.map((row) => [digest(row.secret), toToken(row)]));
+        const rows = await this.db.query<TokenRow>(`SELECT ${COLUMNS} FROM api_tokens`);
+        this.byHash = new Map(rows.map((row) => [row.secret_hash, toToken(row)]));
         this.loadedRevision = revision;
       } finally {
         this.loading = undefined;
@@ -85,39 +112,70 @@ export class TokenStore {
 
   async list(): Promise<ApiToken[]> {
     const rows = await this.db.query<TokenRow>(
-      'SELECT * FROM api_tokens ORDER BY created_at, secret',
+      `SELECT ${COLUMNS} FROM api_tokens ORDER BY created_at, id`,
     );
     return rows.map(toToken);
   }
 
   /** Inserts a token unless its secret exists; returns the stored token. */
-  async insert(
-    token: Omit<ApiToken, 'createdAt'>,
-    tx: Queryable = this.db,
-  ): Promise<ApiToken | undefined> {
+  async insert(token: NewApiToken, tx: Queryable = this.db): Promise<ApiToken | undefined> {
     const rows = await tx.query<TokenRow>(
-      `INSERT INTO api_tokens (secret, token_name, type, environment, projects, expires_at)
-       VALUES ($1, $2, $3, $4, $5::jsonb, $6)
-       ON CONFLICT (secret) DO NOTHING
-       RETURNING *`,
+      `INSERT INTO api_tokens
+         (secret_hash, secret_masked, token_name, type, environment, projects, expires_at, source)
+       VALUES ($1, $2, $3, $4, $5, $6::jsonb, $7, $8)
+       ON CONFLICT (secret_hash) DO NOTHING
+       RETURNING ${COLUMNS}`,
       [
-        token.secret,
+        hashSecret(token.secret),
+        maskToken(token.secret),
         token.tokenName,
         token.type,
         token.environment,
         JSON.stringify(token.projects),
         token.expiresAt,
+        token.source,
       ],
     );
     if (rows[0]) await bumpTokenRevision(tx);
     return rows[0] ? toToken(rows[0]) : undefined;
   }
 
-  async delete(secret: string): Promise<void> {
+  /**
+   * Brings the tokens created from configuration in step with `configured`: inserts the missing
+   * ones and deletes those whose secret is no longer configured, so removing a token from the
+   * configuration revokes it at the next start. Tokens created through the API are left alone.
+   */
+  async syncConfigured(
+    configured: readonly NewApiToken[],
+    tx: Queryable,
+  ): Promise<{ created: ApiToken[]; deleted: ApiToken[] }> {
+    const created: ApiToken[] = [];
+    for (const token of configured) {
+      const stored = await this.insert({ ...token, source: 'config' }, tx);
+      if (stored) created.push(stored);
+    }
+    const rows = await tx.query<TokenRow>(
+      `DELETE FROM api_tokens
+        WHERE source = 'config'
+          AND secret_hash NOT IN (SELECT jsonb_array_elements_text($1::jsonb))
+        RETURNING ${COLUMNS}`,
+      [JSON.stringify(configured.map((token) => hashSecret(token.secret)))],
+    );
+    if (rows.length > 0) await bumpTokenRevision(tx);
+    return { created, deleted: rows.map(toToken) };
+  }
+
+  /** Deletes the token named by `key`: its secret or its id (see `idFromKey`). */
+  async delete(key: string): Promise<void> {
+    const id = idFromKey(key) ?? null;
     await this.db.transaction(async (tx) => {
-      const rows = await tx.query('DELETE FROM api_tokens WHERE secret = $1 RETURNING secret', [
-        secret,
-      ]);
+      const rows = await tx.query(
+        `DELETE FROM api_tokens
+          WHERE secret_hash = $1
+             OR (id = $2 AND NOT EXISTS (SELECT 1 FROM api_tokens WHERE secret_hash = $1))
+          RETURNING id`,
+        [hashSecret(key), id],
+      );
       if (rows.length > 0) await bumpTokenRevision(tx);
     });
     this.revisions.invalidate();

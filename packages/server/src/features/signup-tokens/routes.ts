@@ -12,14 +12,22 @@ import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { maskedSecretRequest } from '../../auth/masked-request.js';
 import type { Database } from '../../db/database.js';
 import { ApiError } from '../../errors.js';
-import { hashPassword } from '../users/password.js';
-import { isUniqueViolation } from '../users/routes.js';
-import { createUser, emailTaken, findRootRole } from '../users/user-store.js';
+import type { PasswordHasher } from '../users/password.js';
+import {
+  createUser,
+  emailTaken,
+  findRootRole,
+  userClash,
+  usernameTaken,
+} from '../users/user-store.js';
 import {
   addSignupTokenUser,
+  findSignupToken,
   getSignupToken,
   insertSignupToken,
+  isAdminRole,
   isUsable,
+  lacksAdminConsent,
   listSignupTokens,
   newSignupSecret,
   type StoredSignupToken,
@@ -41,6 +49,8 @@ export interface SignupTokenOptions {
   now: () => Date;
   /** Signups accepted per client address and minute (`SIGNUP_RATE_LIMIT_PER_MINUTE`). */
   signupsPerMinute: number;
+  /** Hashes the passwords of signups, within its concurrency bound. */
+  passwords: PasswordHasher;
 }
 
 const tokenParams = {
@@ -75,6 +85,15 @@ function oneMonthAfter(now: Date): Date {
 
 const notFound = () => new ApiError('NOT_FOUND', 'Could not find public signup token.');
 
+/** Why a known token admits nobody (see `isUsable`). */
+const unusable = (token: StoredSignupToken) =>
+  lacksAdminConsent(token)
+    ? new ApiError(
+        'INVITE_INVALID',
+        'This invite link grants the Admin role but was not created with allowAdmin; ask for a new link.',
+      )
+    : new ApiError('INVITE_INVALID');
+
 /**
  * Public signup tokens: the admin side under `/api/admin/invite-link/tokens` (admin token) and the
  * public side under `/invite/:token` (no token: the secret in the link is the credential).
@@ -85,10 +104,10 @@ export function signupTokenRoutes(
   guard: (request: FastifyRequest) => Promise<void>,
   options: SignupTokenOptions,
 ): void {
-  const { publicUrl, now, signupsPerMinute } = options;
+  const { publicUrl, now, signupsPerMinute, passwords } = options;
   const typed = app.withTypeProvider<JsonSchemaToTsProvider>();
-  const render = async (token: StoredSignupToken) =>
-    (await tokensJson(db, [token], publicUrl, now()))[0]!;
+  const render = async (token: StoredSignupToken, created?: { secret: string }) =>
+    (await tokensJson(db, [token], publicUrl, now(), created))[0]!;
 
   typed.get(
     '/api/admin/invite-link/tokens',
@@ -106,7 +125,7 @@ export function signupTokenRoutes(
       schema: { body: publicSignupTokenCreateSchema, response: { 201: publicSignupTokenSchema } },
     },
     async function adminCreateSignupToken(request, reply) {
-      const { name, role: wanted = 'Viewer' } = request.body;
+      const { name, role: wanted = 'Viewer', allowAdmin = false } = request.body;
       const at = now();
       const requested = new Date(request.body.expiresAt);
       if (requested.getTime() <= at.getTime()) {
@@ -119,22 +138,32 @@ export function signupTokenRoutes(
           `"${wanted}" is not a root role; use Admin, Editor or Viewer (or their ids).`,
         );
       }
+      // Anyone holding the link gets its role: Admin must be asked for twice.
+      if (isAdminRole(role) && !allowAdmin) {
+        throw new ApiError(
+          'BAD_DATA',
+          'A signup link with the Admin role makes everyone holding it an admin: send allowAdmin: true to create one.',
+        );
+      }
       const cap = oneMonthAfter(at);
       const secret = newSignupSecret();
-      await insertSignupToken(db, {
+      const id = await insertSignupToken(db, {
         secret,
         name,
         expiresAt: requested > cap ? cap : requested,
         createdAt: at,
         createdBy: request.apiToken?.tokenName ?? null,
         roleId: role.id,
+        allowAdmin,
       });
       const token = await getSignupToken(db, secret);
       if (!token) throw new ApiError('INTERNAL');
+      // The only answer that shows the secret; the location names the token by id, so the secret
+      // stays out of anything that records locations.
       return reply
         .status(201)
-        .header('location', `tokens/${secret}`)
-        .send(await render(token));
+        .header('location', `tokens/${id}`)
+        .send(await render(token, { secret }));
     },
   );
 
@@ -146,7 +175,7 @@ export function signupTokenRoutes(
       schema: { params: tokenParams, response: { 200: publicSignupTokenSchema } },
     },
     async function adminGetSignupToken(request) {
-      const token = await getSignupToken(db, request.params.token);
+      const token = await findSignupToken(db, request.params.token);
       if (!token) throw notFound();
       return render(token);
     },
@@ -173,8 +202,9 @@ export function signupTokenRoutes(
         ...(expiresAt === undefined ? {} : { expiresAt: new Date(expiresAt) }),
         ...(enabled === undefined ? {} : { enabled }),
       };
-      if (!(await updateSignupToken(db, request.params.token, change))) throw notFound();
-      const token = await getSignupToken(db, request.params.token);
+      const found = await findSignupToken(db, request.params.token);
+      if (!found || !(await updateSignupToken(db, found.id, change))) throw notFound();
+      const token = await findSignupToken(db, String(found.id));
       if (!token) throw notFound();
       return render(token);
     },
@@ -186,7 +216,7 @@ export function signupTokenRoutes(
     async function inviteValidate(request, reply) {
       const token = await getSignupToken(db, request.params.token);
       if (!token) throw notFound();
-      if (!isUsable(token, now())) throw new ApiError('INVITE_INVALID');
+      if (!isUsable(token, now())) throw unusable(token);
       return reply.status(200).send();
     },
   );
@@ -211,17 +241,18 @@ export function signupTokenRoutes(
       const secret = request.params.token;
       const known = await getSignupToken(db, secret);
       if (!known) throw notFound();
-      if (!isUsable(known, now())) throw new ApiError('INVITE_INVALID');
+      if (!isUsable(known, now())) throw unusable(known);
       if (await emailTaken(db, email)) throw new ApiError('USER_EXISTS');
+      if (username && (await usernameTaken(db, username))) throw new ApiError('USERNAME_EXISTS');
       // Hashing is slow on purpose: done before the transaction so it holds no lock meanwhile.
-      const passwordHash = password === undefined ? null : await hashPassword(password);
+      const passwordHash = password === undefined ? null : await passwords.hash(password);
       try {
         const user = await db.transaction(async (tx) => {
           // Read again inside the transaction: a token disabled meanwhile admits nobody.
           const token = await getSignupToken(tx, secret);
           const at = now();
           if (!token) throw notFound();
-          if (!isUsable(token, at)) throw new ApiError('INVITE_INVALID');
+          if (!isUsable(token, at)) throw unusable(token);
           const created = await createUser(tx, {
             name,
             email,
@@ -230,13 +261,12 @@ export function signupTokenRoutes(
             rootRoleId: token.role.id,
             createdAt: at,
           });
-          await addSignupTokenUser(tx, secret, created.id, at);
+          await addSignupTokenUser(tx, token.id, created.id, at);
           return created;
         });
         return reply.status(201).send(user);
       } catch (error) {
-        if (isUniqueViolation(error)) throw new ApiError('USER_EXISTS');
-        throw error;
+        throw userClash(error) ?? error;
       }
     },
   );

@@ -1,35 +1,100 @@
 import { randomBytes, type ScryptOptions, scrypt, timingSafeEqual } from 'node:crypto';
+import { ConcurrencyLimit, LimitFullError } from '../../concurrency-limit.js';
+import { ApiError } from '../../errors.js';
 
-// OWASP-recommended scrypt cost for interactive logins (N=2^17 is slower than a signup needs).
-const COST: ScryptOptions = { N: 16_384, r: 8, p: 1, maxmem: 64 * 1024 * 1024 };
+interface ScryptCost {
+  readonly N: number;
+  readonly r: number;
+  readonly p: number;
+}
+
+/**
+ * What new hashes cost: OWASP's scrypt minimum for passwords (N=2^17, r=8, p=1), 128 MiB of
+ * memory each. Hashes made with other parameters (N=2^14 before) still verify, since the
+ * parameters travel with each hash, and are rewritten with these at the next successful login.
+ */
+export const PASSWORD_COST: ScryptCost = { N: 2 ** 17, r: 8, p: 1 };
+
+/** scrypt needs 128·N·r bytes (128 MiB now); OpenSSL refuses beyond `maxmem`, so leave headroom. */
+const MAX_MEMORY_BYTES = 192 * 1024 * 1024;
 const KEY_BYTES = 32;
 
-function derive(password: string, salt: Buffer): Promise<Buffer> {
-  return new Promise((resolve, reject) => {
-    scrypt(password, salt, KEY_BYTES, COST, (error, key) => (error ? reject(error) : resolve(key)));
+function derive(password: string, salt: Buffer, keyBytes: number, cost: ScryptCost) {
+  const options: ScryptOptions = { ...cost, maxmem: MAX_MEMORY_BYTES };
+  return new Promise<Buffer>((resolve, reject) => {
+    scrypt(password, salt, keyBytes, options, (error, key) =>
+      error ? reject(error) : resolve(key),
+    );
   });
 }
 
 /** `scrypt$N$r$p$<salt base64url>$<key base64url>`: the parameters travel with the hash. */
 export async function hashPassword(password: string): Promise<string> {
   const salt = randomBytes(16);
-  const key = await derive(password, salt);
-  return `scrypt$${COST.N}$${COST.r}$${COST.p}$${salt.toString('base64url')}$${key.toString('base64url')}`;
+  const key = await derive(password, salt, KEY_BYTES, PASSWORD_COST);
+  const { N, r, p } = PASSWORD_COST;
+  return `scrypt$${N}$${r}$${p}$${salt.toString('base64url')}$${key.toString('base64url')}`;
 }
 
-/** Constant-time check of `password` against a `hashPassword` result. */
-export async function verifyPassword(password: string, stored: string): Promise<boolean> {
+function parseHash(stored: string) {
   const [scheme, n, r, p, salt, key] = stored.split('$');
-  if (scheme !== 'scrypt' || !salt || !key) return false;
-  const expected = Buffer.from(key, 'base64url');
-  const actual = await new Promise<Buffer>((resolve, reject) => {
-    scrypt(
-      password,
-      Buffer.from(salt, 'base64url'),
-      expected.length,
-      { N: Number(n), r: Number(r), p: Number(p), maxmem: COST.maxmem },
-      (error, derived) => (error ? reject(error) : resolve(derived)),
-    );
-  });
-  return actual.length === expected.length && timingSafeEqual(actual, expected);
+  const cost = { N: Number(n), r: Number(r), p: Number(p) };
+  if (scheme !== 'scrypt' || !salt || !key) return undefined;
+  if (![cost.N, cost.r, cost.p].every((value) => Number.isSafeInteger(value) && value > 0)) {
+    return undefined;
+  }
+  return { cost, salt: Buffer.from(salt, 'base64url'), key: Buffer.from(key, 'base64url') };
+}
+
+/** Constant-time check of `password` against a `hashPassword` result (of any parameters). */
+export async function verifyPassword(password: string, stored: string): Promise<boolean> {
+  const parsed = parseHash(stored);
+  if (!parsed || parsed.key.length === 0) return false;
+  // Parameters scrypt refuses (a damaged row) make a hash that matches nothing.
+  const actual = await derive(password, parsed.salt, parsed.key.length, parsed.cost).catch(
+    () => undefined,
+  );
+  return actual !== undefined && timingSafeEqual(actual, parsed.key);
+}
+
+/** Whether a stored hash was made with other parameters than new hashes get. */
+export function needsRehash(stored: string): boolean {
+  const cost = parseHash(stored)?.cost;
+  return (
+    !cost || cost.N !== PASSWORD_COST.N || cost.r !== PASSWORD_COST.r || cost.p !== PASSWORD_COST.p
+  );
+}
+
+/**
+ * Password hashing with a bound: each hash takes 128 MiB and a thread-pool thread for a good
+ * fraction of a second, and public routes (signup) hash on request, so unbounded concurrency
+ * would let anyone exhaust memory. At most 2 run at once (256 MiB); up to 16 more wait their
+ * turn; beyond that the request gets a 503 instead of queueing without end. One per app.
+ */
+export class PasswordHasher {
+  readonly limit = new ConcurrencyLimit(2, 16);
+  /** A hash to check against when a login names nobody, so both cases cost the same. */
+  private decoy: Promise<string> | undefined;
+
+  hash(password: string): Promise<string> {
+    return this.bounded(() => hashPassword(password));
+  }
+
+  verify(password: string, stored: string | null): Promise<boolean> {
+    return this.bounded(async () => {
+      if (stored !== null) return verifyPassword(password, stored);
+      this.decoy ??= hashPassword(randomBytes(16).toString('hex'));
+      await verifyPassword(password, await this.decoy);
+      return false;
+    });
+  }
+
+  private async bounded<T>(task: () => Promise<T>): Promise<T> {
+    try {
+      return await this.limit.run(task);
+    } catch (error) {
+      if (error instanceof LimitFullError) throw new ApiError('PASSWORD_HASHING_BUSY');
+      throw error;
+    }
+  }
 }

@@ -3,7 +3,7 @@ import { createInvitedUserSchema, roleSchema, userSchema } from '@flags/schemas'
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import type { Database } from '../../db/database.js';
 import { ApiError } from '../../errors.js';
-import { hashPassword } from './password.js';
+import type { PasswordHasher } from './password.js';
 import {
   createUser,
   emailTaken,
@@ -12,6 +12,8 @@ import {
   getUsers,
   listRoles,
   listUsers,
+  userClash,
+  usernameTaken,
 } from './user-store.js';
 
 const idParams = {
@@ -30,16 +32,12 @@ const createUserSchema = {
   },
 } as const;
 
-/** PostgreSQL unique violation on the users' email index → 409. */
-export function isUniqueViolation(error: unknown): boolean {
-  return (error as { code?: string }).code === '23505';
-}
-
 /** Users and roles of the admin API (`/api/admin/user-admin`, `/api/admin/roles`). */
 export function userRoutes(
   app: FastifyInstance,
   db: Database,
   guard: (request: FastifyRequest) => Promise<void>,
+  passwords: PasswordHasher,
   now: () => Date = () => new Date(),
 ): void {
   const typed = app.withTypeProvider<JsonSchemaToTsProvider>();
@@ -87,7 +85,8 @@ export function userRoutes(
       const role = await findRootRole(db, rootRole);
       if (!role) throw new ApiError('BAD_DATA', `"${rootRole}" is not a root role.`);
       if (email && (await emailTaken(db, email))) throw new ApiError('USER_EXISTS');
-      const passwordHash = password === undefined ? null : await hashPassword(password);
+      if (username && (await usernameTaken(db, username))) throw new ApiError('USERNAME_EXISTS');
+      const passwordHash = password === undefined ? null : await passwords.hash(password);
       try {
         const user = await db.transaction((tx) =>
           createUser(tx, {
@@ -101,8 +100,7 @@ export function userRoutes(
         );
         return reply.status(201).send(user);
       } catch (error) {
-        if (isUniqueViolation(error)) throw new ApiError('USER_EXISTS');
-        throw error;
+        throw userClash(error) ?? error;
       }
     },
   );

@@ -1,6 +1,7 @@
 import { createHash } from 'node:crypto';
 import type { Role, User } from '@flags/schemas';
 import type { Queryable } from '../../db/database.js';
+import { ApiError } from '../../errors.js';
 
 interface RoleRow {
   id: number;
@@ -134,9 +135,26 @@ export async function emailTaken(db: Queryable, email: string): Promise<boolean>
   return rows.length > 0;
 }
 
+/** Whether a user already has this username (case-insensitive). */
+export async function usernameTaken(db: Queryable, username: string): Promise<boolean> {
+  const rows = await db.query('SELECT 1 FROM users WHERE lower(username) = lower($1)', [username]);
+  return rows.length > 0;
+}
+
 /**
- * Inserts a user with its root role. A duplicate email raises PostgreSQL error 23505 (the
- * unique index on `lower(email)`), which callers turn into 409.
+ * The 409 for a user who clashes with an existing one: checked before the insert (`emailTaken`,
+ * `usernameTaken`) and, for a concurrent insert, from PostgreSQL's unique violation (23505) on
+ * `users_email_idx` or `users_username_idx`. Undefined for any other error.
+ */
+export function userClash(error: unknown): ApiError | undefined {
+  const { code, constraint } = error as { code?: string; constraint?: string };
+  if (code !== '23505') return undefined;
+  return new ApiError(constraint === 'users_username_idx' ? 'USERNAME_EXISTS' : 'USER_EXISTS');
+}
+
+/**
+ * Inserts a user with its root role. A taken email or username raises PostgreSQL error 23505
+ * (the unique indexes on `lower(email)` and `lower(username)`); see `userClash`.
  */
 export async function createUser(tx: Queryable, user: NewUser): Promise<User> {
   const [inserted] = await tx.query<{ id: number }>(

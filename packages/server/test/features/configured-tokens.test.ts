@@ -1,0 +1,139 @@
+import assert from 'node:assert/strict';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { Writable } from 'node:stream';
+import { describe, it } from 'node:test';
+import { pino } from 'pino';
+import { buildApp } from '../../src/app.js';
+import { type Database, openPglite } from '../../src/db/database.js';
+import { type Backend, backends, testConfig } from '../helpers.js';
+
+/** One database that outlives server starts: a PGlite data directory, or a PostgreSQL schema. */
+async function persistentDatabase(backend: Backend) {
+  if (backend.name === 'pglite') {
+    const dir = mkdtempSync(join(tmpdir(), 'flags-configured-'));
+    return {
+      open: () => openPglite(dir),
+      close: (db: Database) => db.close(),
+      cleanup: async () => rmSync(dir, { recursive: true, force: true }),
+    };
+  }
+  const { db, cleanup } = await backend.open();
+  return { open: async () => db, close: async () => {}, cleanup };
+}
+
+const ADMIN_KEPT = `*:*.kept-admin-${'k'.repeat(24)}`;
+const ADMIN_REMOVED = `removed-admin-${'r'.repeat(24)}`;
+const CLIENT_KEPT = `*:development.kept-client-${'k'.repeat(24)}`;
+const CLIENT_REMOVED = `default:production.removed-client-${'r'.repeat(24)}`;
+
+for (const backend of backends) {
+  describe(`configured tokens on ${backend.name}`, () => {
+    it('are deleted at start once no longer configured; tokens created through the API stay', async () => {
+      const storage = await persistentDatabase(backend);
+      try {
+        let db = await storage.open();
+        let app = await buildApp(
+          testConfig({
+            adminTokens: [ADMIN_KEPT, ADMIN_REMOVED],
+            clientTokens: [CLIENT_KEPT, CLIENT_REMOVED],
+          }),
+          { db, logger: false },
+        );
+        const status = async (url: string, authorization: string) =>
+          (await app.inject({ url, headers: { authorization } })).statusCode;
+        const created: string[] = [];
+        try {
+          for (const payload of [
+            { tokenName: 'api-admin', type: 'admin' },
+            { tokenName: 'api-client', type: 'client', environment: 'production' },
+          ]) {
+            const response = await app.inject({
+              method: 'POST',
+              url: '/api/admin/api-tokens',
+              headers: { authorization: ADMIN_REMOVED },
+              payload,
+            });
+            assert.equal(response.statusCode, 201);
+            created.push(response.json().secret);
+          }
+          assert.equal(await status('/api/admin/projects', ADMIN_REMOVED), 200);
+          assert.equal(await status('/api/client/features', CLIENT_REMOVED), 200);
+        } finally {
+          await app.close();
+          await storage.close(db);
+        }
+
+        db = await storage.open();
+        app = await buildApp(
+          testConfig({ adminTokens: [ADMIN_KEPT], clientTokens: [CLIENT_KEPT] }),
+          {
+            db,
+            logger: false,
+          },
+        );
+        try {
+          assert.equal(await status('/api/admin/projects', ADMIN_REMOVED), 401);
+          assert.equal(await status('/api/client/features', CLIENT_REMOVED), 401);
+          assert.equal(await status('/api/admin/projects', ADMIN_KEPT), 200);
+          assert.equal(await status('/api/client/features', CLIENT_KEPT), 200);
+          assert.equal(await status('/api/admin/projects', created[0]!), 200);
+          assert.equal(await status('/api/client/features', created[1]!), 200);
+          const listed = await app.inject({
+            url: '/api/admin/api-tokens',
+            headers: { authorization: ADMIN_KEPT },
+          });
+          assert.deepEqual(
+            listed
+              .json()
+              .tokens.map((token: { tokenName: string }) => token.tokenName)
+              .sort(),
+            ['admin (configured)', 'api-admin', 'api-client', 'client (configured)'],
+          );
+        } finally {
+          await app.close();
+          await storage.close(db);
+        }
+      } finally {
+        await storage.cleanup();
+      }
+    });
+  });
+}
+
+describe('configured tokens at start', () => {
+  it('warn (without the secret) for each token whose secret part is shorter than 32 characters', async () => {
+    const lines: { level: number; msg: string; token?: string }[] = [];
+    let raw = '';
+    const sink = new Writable({
+      write(chunk, _encoding, done) {
+        raw += chunk;
+        for (const line of String(chunk).split('\n').filter(Boolean)) lines.push(JSON.parse(line));
+        done();
+      },
+    });
+    const short = ['short-admin-token', '*:development.short-client-secret'];
+    const long = [`*:*.${'a'.repeat(32)}`, `*:production.${'b'.repeat(32)}`];
+    const { db, cleanup } = await backends[0]!.open();
+    const app = await buildApp(
+      testConfig({
+        adminTokens: [short[0]!, long[0]!],
+        clientTokens: [short[1]!, long[1]!],
+        logLevel: 'warn',
+      }),
+      { db, logger: pino({ level: 'warn' }, sink) },
+    );
+    try {
+      const warnings = lines.filter((line) => line.level === 40);
+      assert.deepEqual(warnings.map((line) => line.token).sort(), ['*:development.shor…', 'shor…']);
+      for (const warning of warnings) assert.match(warning.msg, /shorter than 32 characters/);
+      for (const secret of [...short, ...long]) {
+        assert.ok(!raw.includes(secret.slice(secret.indexOf('.') + 1)), 'no secret in the log');
+      }
+    } finally {
+      await app.close();
+      await cleanup();
+    }
+  });
+});
