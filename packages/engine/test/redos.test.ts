@@ -14,21 +14,25 @@ const BOUND_MS = 100;
 
 /** A snapshot with one flag whose only constraint is `email REGEX pattern`. */
 function regexFlag(pattern: string) {
-  return compile({
-    version: 2,
-    features: [
-      {
-        name: 'r',
-        enabled: true,
-        strategies: [
-          {
-            name: 'default',
-            constraints: [{ contextName: 'email', operator: 'REGEX', value: pattern }],
-          },
-        ],
-      },
-    ],
-  });
+  return compile(
+    {
+      version: 2,
+      features: [
+        {
+          name: 'r',
+          enabled: true,
+          strategies: [
+            {
+              name: 'default',
+              constraints: [{ contextName: 'email', operator: 'REGEX', value: pattern }],
+            },
+          ],
+        },
+      ],
+    },
+    // Above the inputs' length, so that the pattern really runs on them.
+    { maxContextValueLength: 2 * LENGTH },
+  );
 }
 
 const a = 'a'.repeat(LENGTH);

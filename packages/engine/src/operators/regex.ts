@@ -1,14 +1,10 @@
 import { RE2JS } from 're2js';
-import type { ContextReader } from '../context.js';
 import { linearNativeRegex } from '../parse/regex.js';
-import { type OperatorBuilder, type Predicate, singleValue } from './operator.js';
+import { type OperatorBuilder, singleValue, type ValueTest } from './operator.js';
 
-/** A predicate over one field; a function of its own so that it keeps only `regex` alive. */
-function testing(regex: { test(value: string): boolean }, read: ContextReader): Predicate {
-  return (context) => {
-    const value = read(context);
-    return value !== undefined && regex.test(value);
-  };
+/** The test of one compiled pattern; a function of its own so that it keeps only `regex` alive. */
+function testing(regex: { test(value: string): boolean }): ValueTest {
+  return (value) => value !== undefined && regex.test(value);
 }
 
 /**
@@ -19,7 +15,7 @@ function testing(regex: { test(value: string): boolean }, read: ContextReader): 
  * 30-character value stall the process for seconds. Patterns proven to run in linear time natively
  * with the same answers (parse/regex.ts; most real ones) use a native RegExp, ten times faster.
  */
-export const regexMatch: OperatorBuilder = (spec, read, reporter) => {
+export const regexMatch: OperatorBuilder = (spec, reporter) => {
   const pattern = singleValue(spec, reporter);
   if (pattern === undefined) return undefined;
   let re2: RE2JS;
@@ -29,5 +25,5 @@ export const regexMatch: OperatorBuilder = (spec, read, reporter) => {
     reporter.warn(`REGEX constraint on "${spec.contextName}": ${(error as Error).message}`);
     return undefined;
   }
-  return testing(linearNativeRegex(pattern, spec.caseInsensitive) ?? re2, read);
+  return testing(linearNativeRegex(pattern, spec.caseInsensitive) ?? re2);
 };
