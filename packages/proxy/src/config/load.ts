@@ -67,6 +67,7 @@ export interface ProxyConfig {
   readonly enableAllEndpoint: boolean;
   readonly maxBodyBytes: number;
   readonly answerCacheBytes: number;
+  readonly maxContextValueLength: number;
   readonly cors: ResolvedCors;
   readonly rejectUnauthorized: boolean;
   readonly httpProxy: URL | undefined;
@@ -117,6 +118,7 @@ function parseEnv(spec: OptionSpec, name: string, raw: string): unknown {
     case 'seconds':
     case 'bytes':
     case 'budget':
+    case 'length':
       return /^\d+$/.test(raw.trim()) ? Number(raw) : fail('a whole number');
     case 'port':
       return /^\d+$/.test(raw.trim()) ? Number(raw) : fail('a port number (0-65535)');
@@ -241,6 +243,10 @@ function check(spec: OptionSpec, value: unknown, problems: string[]): unknown {
       return Number.isInteger(value) && (value as number) >= 0
         ? value
         : bad('a whole number of bytes (0 for none)');
+    case 'length':
+      return Number.isInteger(value) && (value as number) > 0
+        ? value
+        : bad('a positive whole number of characters');
     case 'port':
       return Number.isInteger(value) && (value as number) >= 0 && (value as number) <= 65535
         ? value
@@ -381,6 +387,7 @@ export function resolveConfig(
     enableAllEndpoint: get<boolean>('enableAllEndpoint'),
     maxBodyBytes: get<number>('maxBodyBytes'),
     answerCacheBytes: get<number>('answerCacheBytes'),
+    maxContextValueLength: get<number>('maxContextValueLength'),
     cors,
     rejectUnauthorized: get<boolean>('httpOptions.rejectUnauthorized'),
     httpProxy: values.get('httpOptions.httpProxy') as URL | undefined,

@@ -1,4 +1,4 @@
-import type { CustomStrategy } from '@flags/engine';
+import { type CustomStrategy, DEFAULT_MAX_CONTEXT_VALUE_LENGTH } from '@flags/engine';
 import type { ClientFeatures, Context } from '@flags/schemas';
 
 /**
@@ -18,6 +18,8 @@ export type OptionType =
   | 'bytes'
   /** Bytes of memory, 0 meaning none. */
   | 'budget'
+  /** A positive whole number of characters (a string's `length`). */
+  | 'length'
   | 'port'
   | 'status'
   | 'boolean'
@@ -248,6 +250,13 @@ export const options: readonly OptionSpec[] = [
     doc: 'Memory for answers kept per request (client address and query or body) and reused until the flags change (only answers that depend on the context alone; off with `expCustomEnrichers`); `0` turns it off.',
   },
   {
+    option: 'maxContextValueLength',
+    env: ['PROXY_MAX_CONTEXT_VALUE_LENGTH'],
+    type: 'length',
+    default: String(DEFAULT_MAX_CONTEXT_VALUE_LENGTH),
+    doc: 'Longest context value compared, characters: a constraint or strategy on a longer value (a caller can send any) does not match; the rest of the evaluation goes on.',
+  },
+  {
     option: 'cors.allowedHeaders',
     env: ['CORS_ALLOWED_HEADERS'],
     type: 'list',
@@ -426,6 +435,7 @@ export interface ProxyOptions {
   enableAllEndpoint?: boolean;
   maxBodyBytes?: number;
   answerCacheBytes?: number;
+  maxContextValueLength?: number;
   cors?: CorsOptions;
   httpOptions?: {
     rejectUnauthorized?: boolean;
