@@ -3,8 +3,9 @@ import { listParameter, type StrategyBuilder } from './strategy.js';
 
 /**
  * `remoteAddress`: the context address equals one of `IPs`, or lies in one of its IPv4 ranges
- * (the SDKs treat only IPv4 entries as ranges; other entries match as exact text). An address over
- * the value limit is not compared.
+ * (the SDKs treat only IPv4 entries as ranges; other entries match as exact text). An IPv4-mapped
+ * address (`::ffff:10.1.2.3`) matches the IPv4 entries as its IPv4 address. An address over the
+ * value limit is not compared.
  */
 export const remoteAddress: StrategyBuilder = (parameters, environment) => {
   const { maxValueLength } = environment;
