@@ -220,7 +220,7 @@ class Parser {
     }
     const control = CONTROL_ESCAPES[src[this.i + 1]!];
     const alphanumeric = /[0-9A-Za-z]/.test(src[this.i + 1]!);
-    if (control === undefined && alphanumeric) throw new NotProven(); // \b, \A, \p, \x, \1 …
+    if (control === undefined && alphanumeric) throw new NotProven(); // \b, \A, \p, \Q, \1 …
     this.i += 2;
     // RE2 reads a backslash before any ASCII punctuation as that character.
     return control ?? next;
