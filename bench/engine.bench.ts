@@ -1,10 +1,14 @@
 // `npm run bench:engine`: evaluates a realistic 200-flag payload for 1000 distinct contexts with
 // @flags/engine and with unleash-client (the Node SDK, bootstrapped offline) in the same process,
-// checks that both give the same answers, and prints µs per context, ns per flag, heap and ratio.
+// checks that both give the same answers, and prints µs per context, ns per flag, heap and ratio,
+// and what the payload's REGEX constraints cost.
 import { performance } from 'node:perf_hooks';
 import { setFlagsFromString } from 'node:v8';
 import { runInNewContext } from 'node:vm';
 import { type Context, compile } from '@flags/engine';
+import type { ClientFeatures, Constraint } from '@flags/schemas';
+import { RE2JS } from 're2js';
+import { linearNativeRegex } from '../packages/engine/src/parse/regex.js';
 import { offlineUnleash, SDK_HOSTNAME } from '../packages/engine/test/fixtures/offline-unleash.js';
 import { realisticWorkload } from '../packages/engine/test/fixtures/realistic.js';
 
@@ -37,6 +41,62 @@ const kb = (bytes: number): string => `${(bytes / 1024).toFixed(1)} KB`;
 
 const median = (values: number[]): number => [...values].sort((a, b) => a - b)[values.length >> 1]!;
 const mb = (bytes: number): string => `${(bytes / 1024 / 1024).toFixed(1)} MB`;
+
+interface RegexCost {
+  readonly patterns: number;
+  readonly native: number;
+  /** µs per context to test every distinct pattern: the engine's way, and re2js for all. */
+  readonly oursUs: number;
+  readonly re2jsUs: number;
+}
+
+/**
+ * The payload's distinct REGEX constraints tested on each context's value, as the engine runs
+ * them (a native RegExp where proven equivalent and linear, re2js otherwise) and with re2js for
+ * every pattern: what linear-time REGEX costs here, and what the native path saves.
+ */
+function regexCost(payload: ClientFeatures, contexts: readonly Context[]): RegexCost {
+  const constraints = new Map<string, Constraint>();
+  const collect = (list: readonly Constraint[] | undefined) => {
+    for (const constraint of list ?? []) {
+      if (constraint.operator !== 'REGEX') continue;
+      const { contextName, value, caseInsensitive } = constraint;
+      constraints.set(JSON.stringify([contextName, value, caseInsensitive]), constraint);
+    }
+  };
+  for (const feature of payload.features) {
+    for (const strategy of feature.strategies ?? []) collect(strategy.constraints);
+  }
+  for (const segment of payload.segments ?? []) collect(segment.constraints);
+  type Test = { readonly name: string; readonly regex: { test(value: string): boolean } };
+  const ours: Test[] = [];
+  const re2js: Test[] = [];
+  for (const { contextName: name, value, caseInsensitive } of constraints.values()) {
+    const pattern = String(value);
+    const re2 = RE2JS.compile(pattern, caseInsensitive ? RE2JS.CASE_INSENSITIVE : 0);
+    ours.push({ name, regex: linearNativeRegex(pattern, caseInsensitive === true) ?? re2 });
+    re2js.push({ name, regex: re2 });
+  }
+  const read = (context: Context, name: string): string | undefined =>
+    ((context as Record<string, unknown>)[name] as string | undefined) ??
+    (context.properties?.[name] as string | undefined);
+  const run = (tests: readonly Test[]) => (context: Context) => {
+    for (const { name, regex } of tests) {
+      const value = read(context, name);
+      if (value !== undefined && regex.test(value)) sink++;
+    }
+  };
+  const rounds = (tests: readonly Test[]) => {
+    for (let i = 0; i < 3; i++) timeRound(contexts, run(tests));
+    return median(Array.from({ length: 20 }, () => timeRound(contexts, run(tests))));
+  };
+  return {
+    patterns: ours.length,
+    native: ours.filter(({ regex }) => regex instanceof RegExp).length,
+    oursUs: rounds(ours),
+    re2jsUs: rounds(re2js),
+  };
+}
 
 setFlagsFromString('--expose-gc');
 const gc = runInNewContext('gc') as () => void;
@@ -106,6 +166,7 @@ async function main(): Promise<void> {
   const engineAllocated = allocatedPerContext(engineEvaluate, contexts.slice(0, 200));
   const unleashAllocated = allocatedPerContext(unleashEvaluate, contexts.slice(0, 5));
   unleash.destroy();
+  const regex = regexCost(payload, contexts);
 
   const enabled = contexts.reduce(
     (count, context) => count + snapshot.evaluateAll(context).filter((r) => r.enabled).length,
@@ -133,6 +194,11 @@ async function main(): Promise<void> {
     `heap: allocated per context ≈ ${kb(engineAllocated)} (@flags/engine), ` +
       `${kb(unleashAllocated)} (unleash-client); process heap ${mb(heapStart)} → ${mb(heapEnd)} ` +
       `over the timed rounds (sink ${sink % 10})`,
+  );
+  console.log(
+    `REGEX: ${regex.patterns} distinct patterns, ${regex.native} run natively; testing all of them ` +
+      `costs ${regex.oursUs.toFixed(2)} µs/context (re2js for every pattern: ` +
+      `${regex.re2jsUs.toFixed(2)} µs)`,
   );
   if (disagreements > 0) process.exitCode = 1;
 }

@@ -14,13 +14,14 @@ import {
   type SharedEnvironment,
 } from './compile/feature.js';
 import { compileSegments } from './compile/segment.js';
-import type {
-  CompileOptions,
-  Context,
-  CustomStrategy,
-  Evaluation,
-  EvaluationVisitor,
-  Snapshot,
+import {
+  type CompileOptions,
+  type Context,
+  type CustomStrategy,
+  DEFAULT_MAX_CONTEXT_VALUE_LENGTH,
+  type Evaluation,
+  type EvaluationVisitor,
+  type Snapshot,
 } from './types.js';
 
 interface Entry {
@@ -131,9 +132,11 @@ function customStrategies(options: CompileOptions): Map<string, CustomStrategy> 
  */
 export function compile(payload: ClientFeatures, options: CompileOptions = {}): Snapshot {
   const checks = new SharedChecks();
+  const maxValueLength = options.maxContextValueLength ?? DEFAULT_MAX_CONTEXT_VALUE_LENGTH;
   const shared: SharedEnvironment = {
-    segments: compileSegments(payload?.segments, options.onWarning, checks),
+    segments: compileSegments(payload?.segments, options.onWarning, checks, maxValueLength),
     checks,
+    maxValueLength,
     custom: customStrategies(options),
     random: drawsThatVary(options.random ?? Math.random),
     hostname: options.hostname,

@@ -46,6 +46,13 @@ export interface EngineWarning {
   readonly message: string;
 }
 
+/**
+ * Default of `CompileOptions.maxContextValueLength`: the size browsers allow a whole cookie, far
+ * above any real identifier (a UUID has 36 characters, an e-mail address at most 254, an IPv6
+ * address 45), and small enough that comparing one value stays cheap.
+ */
+export const DEFAULT_MAX_CONTEXT_VALUE_LENGTH = 4096;
+
 export interface CompileOptions {
   /** Custom strategies by name; they shadow built-ins of the same name. */
   readonly strategies?: readonly CustomStrategy[];
@@ -58,6 +65,14 @@ export interface CompileOptions {
    * the caller passes e.g. `process.env.HOSTNAME ?? os.hostname()`). Without it that strategy is off.
    */
   readonly hostname?: string;
+  /**
+   * Context values longer than this (in UTF-16 code units, a string's `length`) are never compared
+   * or hashed: the constraints and strategies that would compare one do not match (`inverted` and
+   * `NOT_IN` included), variant overrides skip it, and a variant whose stickiness value is over it
+   * is picked at random, as for a missing value. Custom strategies see the context as given.
+   * Defaults to `DEFAULT_MAX_CONTEXT_VALUE_LENGTH` (4096).
+   */
+  readonly maxContextValueLength?: number;
 }
 
 /** A compiled, immutable payload: compile once per upstream change, evaluate many times. */

@@ -68,6 +68,7 @@ export async function createProxy(
   const state = new ProxyState(
     {
       strategies,
+      maxContextValueLength: config.maxContextValueLength,
       onWarning: (warning) =>
         log.warn({ flag: warning.flag }, `flag evaluation problem: ${warning.message}`),
     },

@@ -1,6 +1,6 @@
 import { contextReader } from '../context.js';
 import { OPERATORS } from '../operators/index.js';
-import type { ConstraintSpec } from '../operators/operator.js';
+import type { ConstraintSpec, Predicate, ValueTest } from '../operators/operator.js';
 import { describe, type Reporter } from '../warnings.js';
 import type { SharedChecks } from './checks.js';
 
@@ -21,8 +21,39 @@ function stringList(raw: unknown, reporter: Reporter, where: string): string[] {
   return out;
 }
 
+/** What compiling constraints needs: where to report, the snapshot's checks, the value limit. */
+export interface ConstraintEnvironment {
+  readonly reporter: Reporter;
+  readonly checks: SharedChecks;
+  /** `CompileOptions.maxContextValueLength`. */
+  readonly maxValueLength: number;
+}
+
+/** Date operators compare the clock (or `currentTime`), never a context string. */
+const CLOCK_OPERATORS = new Set(['DATE_AFTER', 'DATE_BEFORE']);
+
+/**
+ * The check of a constraint on `contextName`: its field read once, then the operator's answer,
+ * inverted if asked. A value over the limit is not compared at all: the constraint does not match,
+ * whatever the operator (NOT_IN, or `inverted`, would say yes to a value it cannot see).
+ */
+function fieldCheck(
+  contextName: string,
+  test: ValueTest,
+  inverted: boolean,
+  maxValueLength: number,
+): Predicate {
+  const read = contextReader(contextName);
+  return (context) => {
+    const value = read(context);
+    if (value !== undefined && value.length > maxValueLength) return false;
+    return test(value, context) !== inverted;
+  };
+}
+
 /** One constraint as a shared check id; malformed ones never pass and are reported once, here. */
-export function compileConstraint(raw: unknown, reporter: Reporter, checks: SharedChecks): number {
+export function compileConstraint(raw: unknown, environment: ConstraintEnvironment): number {
+  const { reporter, checks } = environment;
   if (typeof raw !== 'object' || raw === null) {
     reporter.warn(`constraint is ${describe(raw)}`);
     return checks.never;
@@ -50,22 +81,24 @@ export function compileConstraint(raw: unknown, reporter: Reporter, checks: Shar
   const key = JSON.stringify([spec, inverted]);
   const known = checks.find(key);
   if (known !== undefined) return known;
-  const test = build(spec, contextReader(contextName), reporter);
+  const test = build(spec, reporter);
   if (test === undefined) return checks.never;
-  return checks.add(key, inverted ? (context) => !test(context) : test);
+  if (CLOCK_OPERATORS.has(operator)) {
+    return checks.add(key, (context) => test(undefined, context) !== inverted);
+  }
+  return checks.add(key, fieldCheck(contextName, test, inverted, environment.maxValueLength));
 }
 
 /** A list of constraints (all must pass) as check ids; not a list → a check that never passes. */
 export function compileConstraints(
   raw: unknown,
-  reporter: Reporter,
-  checks: SharedChecks,
+  environment: ConstraintEnvironment,
   where: string,
 ): number[] {
   if (raw === undefined || raw === null) return [];
   if (!Array.isArray(raw)) {
-    reporter.warn(`${where}: "constraints" is ${describe(raw)}, not a list`);
-    return [checks.never];
+    environment.reporter.warn(`${where}: "constraints" is ${describe(raw)}, not a list`);
+    return [environment.checks.never];
   }
-  return raw.map((constraint) => compileConstraint(constraint, reporter, checks));
+  return raw.map((constraint) => compileConstraint(constraint, environment));
 }

@@ -9,6 +9,8 @@ import { compileVariants, type VariantPicker } from './variant.js';
 export interface SharedEnvironment {
   readonly segments: ReadonlyMap<number, readonly number[]>;
   readonly checks: SharedChecks;
+  /** `CompileOptions.maxContextValueLength`. */
+  readonly maxValueLength: number;
   readonly custom: ReadonlyMap<string, CustomStrategy>;
   readonly random: () => number;
   readonly hostname: string | undefined;
@@ -75,6 +77,7 @@ function compileBody(
     groupPrefix: `${results.name}:`,
     fallbackStickiness: undefined,
     random: shared.random,
+    maxValueLength: shared.maxValueLength,
     results,
     reporter,
   });

@@ -11,10 +11,12 @@ export function compileSegments(
   raw: unknown,
   onWarning: ((warning: EngineWarning) => void) | undefined,
   checks: SharedChecks,
+  maxValueLength: number,
 ): Map<number, readonly number[]> {
   const segments = new Map<number, readonly number[]>();
   if (raw === undefined || raw === null) return segments;
   const reporter = flagReporter(undefined, onWarning);
+  const environment = { reporter, checks, maxValueLength };
   if (!Array.isArray(raw)) {
     reporter.warn('"segments" is not a list');
     return segments;
@@ -26,7 +28,7 @@ export function compileSegments(
       continue;
     }
     const constraints = (segment as { constraints?: unknown }).constraints;
-    segments.set(id, compileConstraints(constraints, reporter, checks, `segment ${id}`));
+    segments.set(id, compileConstraints(constraints, environment, `segment ${id}`));
   }
   return segments;
 }

@@ -115,7 +115,7 @@ export function compileStrategy(
   const where = `strategy ${describe(name)}`;
   // A check listed twice (a constraint repeated by a segment) is tested once.
   const checks = new Set([
-    ...compileConstraints(strategy.constraints, environment.reporter, environment.checks, where),
+    ...compileConstraints(strategy.constraints, environment, where),
     ...segmentChecks(strategy.segments, environment),
   ]);
   const stickiness = parameters.stickiness;
@@ -130,6 +130,7 @@ export function compileStrategy(
       groupPrefix: local.groupPrefix,
       fallbackStickiness: typeof stickiness === 'string' ? stickiness : undefined,
       random: environment.random,
+      maxValueLength: environment.maxValueLength,
       results: environment.results,
       reporter: environment.reporter,
     }),

@@ -10,6 +10,8 @@ export interface VariantSettings {
   /** Stickiness when the first variant names none. */
   readonly fallbackStickiness: string | undefined;
   readonly random: () => number;
+  /** Context values longer than this are neither compared with overrides nor hashed. */
+  readonly maxValueLength: number;
   readonly results: FlagResults;
   readonly reporter: Reporter;
 }
@@ -26,12 +28,19 @@ function payloadOf(raw: unknown): PayloadValue | undefined {
   return typeof type === 'string' && typeof value === 'string' ? { type, value } : undefined;
 }
 
-function overridesOf(raw: unknown, result: Evaluation, out: Override[]): void {
+/** Override values over the limit are left out: a context value over it never matches. */
+function overridesOf(
+  raw: unknown,
+  result: Evaluation,
+  maxValueLength: number,
+  out: Override[],
+): void {
   if (!Array.isArray(raw)) return;
   for (const override of raw) {
     const { contextName, values } = (override ?? {}) as { contextName?: unknown; values?: unknown };
     if (typeof contextName !== 'string' || !Array.isArray(values)) continue;
-    out.push({ read: contextReader(contextName), values: new Set(values.map(String)), result });
+    const kept = values.map(String).filter((value) => value.length <= maxValueLength);
+    out.push({ read: contextReader(contextName), values: new Set(kept), result });
   }
 }
 
@@ -49,6 +58,7 @@ export class VariantPicker {
     private readonly picks: readonly Evaluation[],
     private readonly total: number,
     private readonly random: () => number,
+    private readonly maxValueLength: number,
   ) {}
 
   pick(context: Context): Evaluation {
@@ -58,14 +68,16 @@ export class VariantPicker {
       const value = override.read(context);
       if (value !== undefined && override.values.has(value)) return override.result;
     }
-    // A context without the stickiness value gets a random variant, as in the SDKs.
+    // A context without the stickiness value gets a random variant, as in the SDKs; so does one
+    // whose value is over the limit (it is not hashed).
     const id =
       this.stickiness === undefined
         ? context.userId || context.sessionId || context.remoteAddress
         : this.stickiness(context);
-    const target = id
-      ? normalizedValue(this.prefix, id, this.total)
-      : Math.floor(this.random() * this.total) + 1;
+    const target =
+      id && id.length <= this.maxValueLength
+        ? normalizedValue(this.prefix, id, this.total)
+        : Math.floor(this.random() * this.total) + 1;
     const bounds = this.bounds;
     let i = 0;
     while (bounds[i]! < target) i++;
@@ -106,7 +118,8 @@ export function compileVariants(
     bounds.push(total);
     picks.push(results.withVariant(name, payloadValue, Reasons.SPLIT));
     const overridden = results.withVariant(name, payloadValue, Reasons.TARGETING_MATCH);
-    overridesOf((variant as { overrides?: unknown }).overrides, overridden, overrides);
+    const listed = (variant as { overrides?: unknown }).overrides;
+    overridesOf(listed, overridden, settings.maxValueLength, overrides);
   }
   if (total <= 0) return undefined;
   const first = raw[0] as { stickiness?: unknown } | undefined;
@@ -122,5 +135,6 @@ export function compileVariants(
     picks,
     total,
     random,
+    settings.maxValueLength,
   );
 }

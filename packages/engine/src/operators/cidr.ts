@@ -2,7 +2,7 @@ import { addressInRanges, type IpRange, parseIpRange } from '../parse/ip.js';
 import type { OperatorBuilder } from './operator.js';
 
 /** IN_CIDR: the address is one of the listed addresses or inside one of the ranges (IPv4, IPv6). */
-export const cidrMatch: OperatorBuilder = (spec, read, reporter) => {
+export const cidrMatch: OperatorBuilder = (spec, reporter) => {
   const ranges: IpRange[] = [];
   for (const text of spec.values) {
     const range = parseIpRange(text);
@@ -11,8 +11,5 @@ export const cidrMatch: OperatorBuilder = (spec, read, reporter) => {
     else ranges.push(range);
   }
   if (ranges.length === 0) return undefined;
-  return (context) => {
-    const value = read(context);
-    return value !== undefined && addressInRanges(value, ranges);
-  };
+  return (value) => value !== undefined && addressInRanges(value, ranges);
 };

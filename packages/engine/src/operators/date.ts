@@ -3,7 +3,7 @@ import { type OperatorBuilder, singleValue } from './operator.js';
 import { orderTest } from './order.js';
 
 /** DATE_AFTER / DATE_BEFORE compare the context's currentTime (or now) with a date parsed once. */
-export const dateCompare: OperatorBuilder = (spec, _read, reporter) => {
+export const dateCompare: OperatorBuilder = (spec, reporter) => {
   const text = singleValue(spec, reporter);
   if (text === undefined) return undefined;
   const targetMs = Date.parse(text);
@@ -12,7 +12,7 @@ export const dateCompare: OperatorBuilder = (spec, _read, reporter) => {
     return undefined;
   }
   const test = orderTest(spec.operator);
-  return (context) => {
+  return (_value, context) => {
     const given = context.currentTime;
     let time: number;
     if (given === undefined) {

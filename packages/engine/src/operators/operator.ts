@@ -1,9 +1,15 @@
-import type { ContextReader } from '../context.js';
 import type { Context } from '../types.js';
 import type { Reporter } from '../warnings.js';
 
-/** A compiled constraint test. */
+/** A compiled test of a context (a strategy's, or a constraint's with its field read). */
 export type Predicate = (context: Context) => boolean;
+
+/**
+ * A compiled operator: the answer for the value of the constraint's field (`undefined` when the
+ * context lacks it). The constraint reads the value once; `context` serves operators that look at
+ * something else (dates compare `currentTime` or the clock).
+ */
+export type ValueTest = (value: string | undefined, context: Context) => boolean;
 
 /** A constraint after its fields were checked: lists are arrays of strings, values trimmed. */
 export interface ConstraintSpec {
@@ -19,11 +25,7 @@ export interface ConstraintSpec {
  * Builds the test of one operator family. Returns undefined when the constraint cannot match
  * (malformed value); the builder has reported why.
  */
-export type OperatorBuilder = (
-  spec: ConstraintSpec,
-  read: ContextReader,
-  reporter: Reporter,
-) => Predicate | undefined;
+export type OperatorBuilder = (spec: ConstraintSpec, reporter: Reporter) => ValueTest | undefined;
 
 /** The single value of NUM_*, DATE_* and SEMVER_* constraints; some upstreams send it in `values`. */
 export function singleValue(spec: ConstraintSpec, reporter: Reporter): string | undefined {

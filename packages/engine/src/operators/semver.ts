@@ -19,7 +19,7 @@ function contextVersion(text: string): SemVer | null {
 }
 
 /** SEMVER_*: semver.org precedence, pre-releases included. */
-export const semverCompare: OperatorBuilder = (spec, read, reporter) => {
+export const semverCompare: OperatorBuilder = (spec, reporter) => {
   const text = singleValue(spec, reporter);
   if (text === undefined) return undefined;
   const target = parseSemver(text);
@@ -30,8 +30,7 @@ export const semverCompare: OperatorBuilder = (spec, read, reporter) => {
     return undefined;
   }
   const test = orderTest(spec.operator);
-  return (context) => {
-    const raw = read(context);
+  return (raw) => {
     if (!raw) return false;
     const version = contextVersion(raw);
     return version !== null && test(compareSemver(version, target));

@@ -21,12 +21,11 @@ function lowerCase(raw: string): string {
 }
 
 /** STR_*: any value matches; `caseInsensitive` compares lowercase (values lowered once). */
-export const stringMatch: OperatorBuilder = (spec, read) => {
+export const stringMatch: OperatorBuilder = (spec) => {
   const test = STRING_TESTS[spec.operator]!;
   const lower = spec.caseInsensitive;
   const candidates = lower ? spec.values.map((value) => value.toLowerCase()) : spec.values;
-  return (context) => {
-    const raw = read(context);
+  return (raw) => {
     if (raw === undefined) return false;
     const value = lower ? lowerCase(raw) : raw;
     for (const candidate of candidates) if (test(value, candidate)) return true;

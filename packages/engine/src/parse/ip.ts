@@ -121,10 +121,17 @@ let lastText = '';
 let lastV4 = -1;
 let lastV6 = false;
 
+/**
+ * Parses a context address into `lastV4` and (IPv6) `scratch`. An IPv4-mapped IPv6 address
+ * (`::ffff:10.1.2.3`, `::ffff:a01:203`: what a dual-stack socket reports for an IPv4 client) is
+ * both: its IPv4 address for IPv4 ranges, itself for IPv6 ones. Without that, listening on `::`
+ * would silently turn every IPv4 rule off.
+ */
 function parseContextAddress(text: string): void {
   if (text === lastText) return;
   lastV4 = parseIpv4(text);
   lastV6 = lastV4 < 0 && parseIpv6(text, scratch);
+  if (lastV6 && scratch[0] === 0 && scratch[1] === 0 && scratch[2] === 0xffff) lastV4 = scratch[3]!;
   lastText = text;
 }
 
@@ -135,11 +142,11 @@ export function addressInRanges(text: string, ranges: readonly IpRange[]): boole
   const v6 = lastV6;
   if (v4 < 0 && !v6) return false;
   for (const range of ranges) {
-    if (range.v6 !== v6) continue;
-    if (!v6) {
-      if ((v4 & range.masks[0]!) >>> 0 === range.words[0]) return true;
+    if (!range.v6) {
+      if (v4 >= 0 && (v4 & range.masks[0]!) >>> 0 === range.words[0]) return true;
       continue;
     }
+    if (!v6) continue;
     let inside = true;
     for (let w = 0; w < 4 && inside; w++) {
       inside = (scratch[w]! & range.masks[w]!) >>> 0 === range.words[w];

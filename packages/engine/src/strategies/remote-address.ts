@@ -3,9 +3,12 @@ import { listParameter, type StrategyBuilder } from './strategy.js';
 
 /**
  * `remoteAddress`: the context address equals one of `IPs`, or lies in one of its IPv4 ranges
- * (the SDKs treat only IPv4 entries as ranges; other entries match as exact text).
+ * (the SDKs treat only IPv4 entries as ranges; other entries match as exact text). An IPv4-mapped
+ * address (`::ffff:10.1.2.3`) matches the IPv4 entries as its IPv4 address. An address over the
+ * value limit is not compared.
  */
-export const remoteAddress: StrategyBuilder = (parameters) => {
+export const remoteAddress: StrategyBuilder = (parameters, environment) => {
+  const { maxValueLength } = environment;
   const exact = new Set<string>();
   const ranges: IpRange[] = [];
   for (const entry of listParameter(parameters, 'IPs')) {
@@ -15,7 +18,7 @@ export const remoteAddress: StrategyBuilder = (parameters) => {
   }
   return (context) => {
     const address = context.remoteAddress;
-    if (address === undefined) return false;
+    if (address === undefined || address.length > maxValueLength) return false;
     return exact.has(address) || addressInRanges(address, ranges);
   };
 };

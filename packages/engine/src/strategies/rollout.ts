@@ -31,12 +31,17 @@ function percentage(
   return value;
 }
 
-/** A rollout keyed by one context field; a context without it is out. */
-function byField(read: ContextReader, rollout: number, groupPrefix: string): Predicate {
-  const prefix = prepareHash(groupPrefix, ROLLOUT_SEED);
+/** A rollout keyed by one context field; a context without it (or with one over the limit) is out. */
+function byField(
+  read: ContextReader,
+  rollout: number,
+  environment: StrategyEnvironment,
+): Predicate {
+  const prefix = prepareHash(environment.groupPrefix, ROLLOUT_SEED);
+  const { maxValueLength } = environment;
   return (context) => {
     const id = read(context);
-    return !!id && normalizedValue(prefix, id, 100) <= rollout;
+    return !!id && id.length <= maxValueLength && normalizedValue(prefix, id, 100) <= rollout;
   };
 }
 
@@ -47,15 +52,16 @@ function byRandom(rollout: number, random: () => number): Predicate {
 export const flexibleRollout: StrategyBuilder = (parameters, environment) => {
   const rollout = percentage(parameters, 'rollout', environment);
   const stickiness = textParameter(parameters, 'stickiness') || 'default';
-  const { groupPrefix, random } = environment;
+  const { groupPrefix, random, maxValueLength } = environment;
   if (rollout <= 0) return NEVER;
   const everyone = rollout >= 100;
   if (stickiness === 'random') return everyone ? ALWAYS : byRandom(rollout, random);
-  if (stickiness !== 'default') return byField(contextReader(stickiness), rollout, groupPrefix);
+  if (stickiness !== 'default') return byField(contextReader(stickiness), rollout, environment);
   if (everyone) return ALWAYS; // userId, sessionId or a random id: always some bucket <= 100
   const prefix: HashPrefix = prepareHash(groupPrefix, ROLLOUT_SEED);
   return (context) => {
     const id = context.userId || context.sessionId;
+    if (id && id.length > maxValueLength) return false;
     const bucket = id ? normalizedValue(prefix, id, 100) : randomBucket(random);
     return bucket <= rollout;
   };
@@ -66,7 +72,7 @@ function gradualRollout(read: ContextReader): StrategyBuilder {
   return (parameters, environment) => {
     const rollout = percentage(parameters, 'percentage', environment);
     if (rollout <= 0) return NEVER;
-    return byField(read, rollout, environment.groupPrefix);
+    return byField(read, rollout, environment);
   };
 }
 

@@ -8,6 +8,8 @@ export interface StrategyEnvironment {
   readonly groupPrefix: string;
   readonly random: () => number;
   readonly hostname: string | undefined;
+  /** Context values longer than this are not compared: a strategy reading one does not match. */
+  readonly maxValueLength: number;
   readonly reporter: Reporter;
 }
 

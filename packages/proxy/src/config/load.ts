@@ -71,6 +71,7 @@ export interface ProxyConfig {
   readonly answerCacheBytes: number;
   /** Registrations and usage reports per client address and minute; 0: no limit. */
   readonly reportsPerMinute: number;
+  readonly maxContextValueLength: number;
   readonly cors: ResolvedCors;
   readonly rejectUnauthorized: boolean;
   readonly httpProxy: URL | undefined;
@@ -122,6 +123,7 @@ function parseEnv(spec: OptionSpec, name: string, raw: string): unknown {
     case 'bytes':
     case 'budget':
     case 'count':
+    case 'length':
       return /^\d+$/.test(raw.trim()) ? Number(raw) : fail('a whole number');
     case 'port':
       return /^\d+$/.test(raw.trim()) ? Number(raw) : fail('a port number (0-65535)');
@@ -250,6 +252,10 @@ function check(spec: OptionSpec, value: unknown, problems: string[]): unknown {
       return Number.isInteger(value) && (value as number) >= 0
         ? value
         : bad('a whole number (0 for no limit)');
+    case 'length':
+      return Number.isInteger(value) && (value as number) > 0
+        ? value
+        : bad('a positive whole number of characters');
     case 'port':
       return Number.isInteger(value) && (value as number) >= 0 && (value as number) <= 65535
         ? value
@@ -404,6 +410,7 @@ export function resolveConfig(
     maxBodyBytes: get<number>('maxBodyBytes'),
     answerCacheBytes: get<number>('answerCacheBytes'),
     reportsPerMinute: get<number>('reportsPerMinute'),
+    maxContextValueLength: get<number>('maxContextValueLength'),
     cors,
     rejectUnauthorized: get<boolean>('httpOptions.rejectUnauthorized'),
     httpProxy: values.get('httpOptions.httpProxy') as URL | undefined,

@@ -1,4 +1,4 @@
-import type { CustomStrategy } from '@flags/engine';
+import { type CustomStrategy, DEFAULT_MAX_CONTEXT_VALUE_LENGTH } from '@flags/engine';
 import type { ClientFeatures, Context } from '@flags/schemas';
 
 /**
@@ -20,6 +20,8 @@ export type OptionType =
   | 'budget'
   /** A whole number of things, 0 meaning no limit. */
   | 'count'
+  /** A positive whole number of characters (a string's `length`). */
+  | 'length'
   | 'port'
   | 'status'
   | 'boolean'
@@ -263,6 +265,13 @@ export const options: readonly OptionSpec[] = [
     doc: 'SDK registrations and usage reports (`POST /proxy/client/register`, `/proxy/client/metrics`, `/proxy/all/client/metrics`, together) accepted per client address and minute; more get 429. A browser sends about 2 a minute, so the default leaves room for ~300 browsers behind one address. `0` turns the limit off.',
   },
   {
+    option: 'maxContextValueLength',
+    env: ['PROXY_MAX_CONTEXT_VALUE_LENGTH'],
+    type: 'length',
+    default: String(DEFAULT_MAX_CONTEXT_VALUE_LENGTH),
+    doc: 'Longest context value compared, characters: a constraint or strategy on a longer value (a caller can send any) does not match; the rest of the evaluation goes on.',
+  },
+  {
     option: 'cors.allowedHeaders',
     env: ['CORS_ALLOWED_HEADERS'],
     type: 'list',
@@ -443,6 +452,7 @@ export interface ProxyOptions {
   maxBodyBytes?: number;
   answerCacheBytes?: number;
   reportsPerMinute?: number;
+  maxContextValueLength?: number;
   cors?: CorsOptions;
   httpOptions?: {
     rejectUnauthorized?: boolean;
