@@ -270,6 +270,11 @@ export const importRequestSchema = {
   },
 } as const;
 
+/**
+ * What `/export` selects: the features with `tag` (a value, or `type:value`), else the named
+ * `features` (archived ones too), else the active features of `project`, else all active ones.
+ * `downloadFile` is accepted as Unleash sends it; the answer is the same JSON either way.
+ */
 export const exportQuerySchema = {
   type: 'object',
   required: ['environment'],
