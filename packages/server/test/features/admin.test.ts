@@ -279,8 +279,11 @@ for (const backend of backends) {
           headers: admin,
         });
 
+      // A refused archive changes nothing, not even the config revision (the SDKs' ETags).
+      const before = await dump(db);
       const elsewhere = await archive('mobile');
       assert.equal(elsewhere.statusCode, 404);
+      assert.deepEqual(await dump(db), before);
 
       const revision = await configRevision(db);
       const archived = await archive('default');
@@ -292,8 +295,10 @@ for (const backend of backends) {
       );
       assert.equal(row!.archived, true);
 
+      const archivedState = await dump(db);
       const again = await archive('default');
       assert.equal(again.statusCode, 404);
+      assert.deepEqual(await dump(db), archivedState);
       assert.deepEqual(again.json(), {
         name: 'NotFoundError',
         message: 'There is no active feature "to-archive" in project "default".',

@@ -29,15 +29,15 @@ export function featureArchiveRoutes(
     },
     async function adminArchiveFeature(request, reply) {
       const { project, feature } = request.params;
-      const archived = await writeConfig(db, revisions, (tx) =>
-        archiveFeature(tx, project, feature),
-      );
-      if (!archived) {
-        throw new ApiError(
-          'NOT_FOUND',
-          `There is no active feature "${feature}" in project "${project}".`,
-        );
-      }
+      await writeConfig(db, revisions, async (tx) => {
+        // Thrown inside the transaction: a refused archive bumps no revision either.
+        if (!(await archiveFeature(tx, project, feature))) {
+          throw new ApiError(
+            'NOT_FOUND',
+            `There is no active feature "${feature}" in project "${project}".`,
+          );
+        }
+      });
       return reply.status(202).send();
     },
   );
