@@ -2,8 +2,9 @@ import type { FromSchema } from 'json-schema-to-ts';
 import { overrideSchema } from './client-features.js';
 
 /**
- * `POST /api/admin/features-batch/{import,validate,export}` (admin document 001).
- * Accepts the union of the fields older and newer Unleash exports carry; unknown fields are ignored.
+ * `POST /api/admin/features-batch/{import,validate,export}`, shaped as Unleash's, so an export
+ * from Unleash imports as it stands. Accepts the union of the fields older and newer Unleash
+ * exports carry; unknown fields are ignored.
  */
 
 const name = { type: 'string', minLength: 1, maxLength: 100 } as const;
