@@ -2,8 +2,9 @@ import type { FromSchema } from 'json-schema-to-ts';
 import { overrideSchema } from './client-features.js';
 
 /**
- * `POST /api/admin/features-batch/{import,validate,export}` (admin document 001).
- * Accepts the union of the fields older and newer Unleash exports carry; unknown fields are ignored.
+ * `POST /api/admin/features-batch/{import,validate,export}`, shaped as Unleash's, so an export
+ * from Unleash imports as it stands. Accepts the union of the fields older and newer Unleash
+ * exports carry; unknown fields are ignored.
  */
 
 const name = { type: 'string', minLength: 1, maxLength: 100 } as const;
@@ -270,6 +271,11 @@ export const importRequestSchema = {
   },
 } as const;
 
+/**
+ * What `/export` selects: the features with `tag` (a value, or `type:value`), else the named
+ * `features` (archived ones too), else the active features of `project`, else all active ones.
+ * `downloadFile` is accepted as Unleash sends it; the answer is the same JSON either way.
+ */
 export const exportQuerySchema = {
   type: 'object',
   required: ['environment'],

@@ -12,19 +12,24 @@ import type { ServerConfig } from './config/options.js';
 import type { Database } from './db/database.js';
 import { migrate } from './db/migrate.js';
 import { registerErrorHandling } from './errors.js';
-import { adminRoutes } from './features/admin/routes.js';
 import { applyConfiguredTokens } from './features/api-tokens/configured-tokens.js';
 import { apiTokenRoutes } from './features/api-tokens/routes.js';
 import { TokenStore } from './features/api-tokens/token-store.js';
 import { ClientFeaturesCache } from './features/client-api/client-features-cache.js';
 import { clientFeaturesRoutes } from './features/client-api/routes.js';
+import { contextFieldRoutes } from './features/context-fields/routes.js';
+import { environmentRoutes } from './features/environments/routes.js';
+import { featureArchiveRoutes } from './features/feature-archive/routes.js';
 import { ImportService } from './features/import/import-service.js';
 import { featuresBatchRoutes } from './features/import/routes.js';
 import { dashboardRoutes } from './features/insights/dashboard/routes.js';
 import { insightsRoutes } from './features/insights/routes.js';
 import { clientDataRetention } from './features/metrics/retention-job.js';
 import { clientMetricsRoutes } from './features/metrics/routes.js';
+import { projectRoutes } from './features/projects/routes.js';
+import { segmentRoutes } from './features/segments/routes.js';
 import { signupTokenRoutes } from './features/signup-tokens/routes.js';
+import { strategyRoutes } from './features/strategies/routes.js';
 import { PasswordHasher } from './features/users/password.js';
 import { userRoutes } from './features/users/routes.js';
 import { noSniff } from './no-sniff.js';
@@ -110,7 +115,12 @@ export async function buildApp(config: ServerConfig, deps: AppDeps): Promise<Fas
     adminOnly,
     config.importBodyLimitBytes,
   );
-  adminRoutes(app, db, revisions, adminOnly);
+  projectRoutes(app, db, revisions, adminOnly);
+  environmentRoutes(app, db, revisions, adminOnly);
+  segmentRoutes(app, db, revisions, adminOnly);
+  strategyRoutes(app, db, adminOnly);
+  contextFieldRoutes(app, db, adminOnly);
+  featureArchiveRoutes(app, db, revisions, adminOnly);
   const passwords = deps.passwords ?? new PasswordHasher();
   userRoutes(app, db, adminOnly, passwords, now);
   // Rate limits are per route (`config.rateLimit`); only public signup has one.

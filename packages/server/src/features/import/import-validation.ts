@@ -1,12 +1,11 @@
 import type { ImportConstraint, ImportRequest } from '@flags/schemas';
-import type { Queryable } from '../../db/database.js';
 
 export type ValidationItem = {
   message: string;
   affectedItems: string[];
 };
 
-/** Everything the import needs to know about the target database, read once. */
+/** Everything the import needs to know about the target database (`readImportContext`). */
 export interface ImportContext {
   projectExists: boolean;
   environmentExists: boolean;
@@ -34,50 +33,6 @@ export const environmentFeature = (entry: { featureName?: string; name: string }
 
 export const tagTypeOf = (tag: { tagType?: string; type?: string }) => tag.tagType ?? tag.type;
 export const tagValueOf = (tag: { tagValue?: string; value?: string }) => tag.tagValue ?? tag.value;
-
-export async function readImportContext(
-  db: Queryable,
-  request: ImportRequest,
-): Promise<ImportContext> {
-  const data = request.data;
-  const names = unique([
-    ...data.features.map((feature) => feature.name),
-    ...(data.dependencies ?? []).flatMap((entry) =>
-      entry.dependencies.map((parent) => parent.feature),
-    ),
-  ]);
-  const [projects, environments, features, strategies, contextFields, segments, tagTypes] =
-    await Promise.all([
-      db.query('SELECT 1 FROM projects WHERE id = $1', [request.project]),
-      db.query('SELECT 1 FROM environments WHERE name = $1', [request.environment]),
-      db.query<{ name: string; project: string; archived: boolean }>(
-        `SELECT name, project, archived_at IS NOT NULL AS archived FROM features
-          WHERE name IN (SELECT jsonb_array_elements_text($1::jsonb))`,
-        [JSON.stringify(names)],
-      ),
-      db.query<{ name: string; built_in: boolean }>('SELECT name, built_in FROM strategies'),
-      db.query<{ name: string; legal_values: { value: string; description?: string }[] }>(
-        'SELECT name, legal_values FROM context_fields',
-      ),
-      db.query<{ id: number; name: string; project: string | null }>(
-        'SELECT id, name, project FROM segments',
-      ),
-      db.query<{ name: string }>('SELECT name FROM tag_types'),
-    ]);
-  return {
-    projectExists: projects.length > 0,
-    environmentExists: environments.length > 0,
-    existing: new Map(
-      features.map((row) => [row.name, { project: row.project, archived: row.archived }]),
-    ),
-    strategies: new Map(strategies.map((row) => [row.name, { builtIn: row.built_in }])),
-    contextFields: new Map(
-      contextFields.map((row) => [row.name, { legalValues: row.legal_values }]),
-    ),
-    segments: new Map(segments.map((row) => [row.name, { id: row.id, project: row.project }])),
-    tagTypes: new Set(tagTypes.map((row) => row.name)),
-  };
-}
 
 function constraintValues(constraint: ImportConstraint): string[] {
   const values = [...(constraint.values ?? [])];

@@ -2,9 +2,13 @@ import type { JsonSchemaToTsProvider } from '@fastify/type-provider-json-schema-
 import { exportQuerySchema, importRequestSchema, importValidationSchema } from '@flags/schemas';
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import type { Database } from '../../db/database.js';
-import { ApiError } from '../../errors.js';
-import { exportFeatures, type ImportService } from './import-service.js';
+import { exportFeatures } from './export.js';
+import type { ImportService } from './import-service.js';
 
+/**
+ * `/api/admin/features-batch/{import,validate,export}`: HTTP only; the import service and the
+ * export do the work.
+ */
 export function featuresBatchRoutes(
   app: FastifyInstance,
   db: Database,
@@ -39,15 +43,6 @@ export function featuresBatchRoutes(
     '/api/admin/features-batch/export',
     { schema: { body: exportQuerySchema }, onRequest: guard, bodyLimit },
     async function adminExportFeatures(request, reply) {
-      const environments = await db.query('SELECT 1 FROM environments WHERE name = $1', [
-        request.body.environment,
-      ]);
-      if (environments.length === 0) {
-        throw new ApiError(
-          'NOT_FOUND',
-          `Environment "${request.body.environment}" does not exist.`,
-        );
-      }
       const result = await exportFeatures(db, request.body);
       // Serialized directly: the export is the import's input, not re-filtered by a response schema.
       return reply.type('application/json; charset=utf-8').send(JSON.stringify(result));
