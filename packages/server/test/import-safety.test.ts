@@ -6,6 +6,7 @@ import { join } from 'node:path';
 import { describe, it } from 'node:test';
 import pg from 'pg';
 import { request } from 'undici';
+import { ADVISORY_LOCK_KEYS } from '../src/db/advisory-locks.js';
 import { type Database, openPglite, openPostgres } from '../src/db/database.js';
 import { admin, backends, DEV_TOKEN, dump, postgresUrl, startApp } from './helpers.js';
 import { bigImport, postImport, spawnServer } from './server-process.js';
@@ -65,8 +66,8 @@ async function postgresStorage(url: string): Promise<Storage> {
         // The import's own transaction: it holds the import advisory lock (two-key form).
         `SELECT 1 FROM pg_locks l JOIN pg_stat_activity a ON a.pid = l.pid
           WHERE a.application_name = $1 AND l.locktype = 'advisory' AND l.objsubid = 2
-            AND l.classid = 7314223 AND l.granted`,
-        [schema],
+            AND l.classid = $2 AND l.granted`,
+        [schema, ADVISORY_LOCK_KEYS.import],
       );
       return rows.length > 0;
     },

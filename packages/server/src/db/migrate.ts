@@ -1,8 +1,6 @@
+import { ADVISORY_LOCK_KEYS } from './advisory-locks.js';
 import type { Database } from './database.js';
 import { migrations } from './migrations/index.js';
-
-/** Arbitrary constant naming the advisory lock that serializes migrations across server processes. */
-const MIGRATION_LOCK_KEY = 7_314_221;
 
 /**
  * Applies the missing migrations in one transaction. The transaction-scoped advisory lock makes
@@ -14,7 +12,7 @@ export async function migrate(
   list: readonly (typeof migrations)[number][] = migrations,
 ): Promise<number[]> {
   return db.transaction(async (tx) => {
-    await tx.query('SELECT pg_advisory_xact_lock($1)', [MIGRATION_LOCK_KEY]);
+    await tx.query('SELECT pg_advisory_xact_lock($1)', [ADVISORY_LOCK_KEYS.migration]);
     await tx.exec(`CREATE TABLE IF NOT EXISTS schema_migrations (
       version integer PRIMARY KEY,
       name text NOT NULL,

@@ -5,6 +5,7 @@ import pg from 'pg';
 import { buildApp } from '../../src/app.js';
 import { loadConfig } from '../../src/config/load.js';
 import { MIN_METRICS_RETENTION_DAYS } from '../../src/config/options.js';
+import { ADVISORY_LOCK_KEYS } from '../../src/db/advisory-locks.js';
 import type { Database } from '../../src/db/database.js';
 import { captureSnapshot } from '../../src/features/insights/insights-store.js';
 import {
@@ -12,7 +13,7 @@ import {
   RETENTION_INTERVAL_MS,
   startRetentionJob,
 } from '../../src/features/metrics/retention-job.js';
-import { RETENTION_LOCK_KEY, runRetention } from '../../src/features/metrics/retention-store.js';
+import { runRetention } from '../../src/features/metrics/retention-store.js';
 import { backends, postgresUrl, testConfig } from '../helpers.js';
 
 const HOUR_MS = 3_600_000;
@@ -225,19 +226,41 @@ for (const backend of backends) {
         await holder.connect();
         try {
           await holder.query('SELECT pg_advisory_lock($1, hashtext($2))', [
-            RETENTION_LOCK_KEY,
+            ADVISORY_LOCK_KEYS.retention,
             schema,
           ]);
           assert.equal(await runRetention(db, NOW, settings), undefined);
           assert.deepEqual((await remaining()).instances, ['old']);
           await holder.query('SELECT pg_advisory_unlock($1, hashtext($2))', [
-            RETENTION_LOCK_KEY,
+            ADVISORY_LOCK_KEYS.retention,
             schema,
           ]);
           assert.equal((await runRetention(db, NOW, settings))?.instances.deleted, 1);
         } finally {
           await holder.end();
         }
+      });
+
+      it('runs while an import holds its own lock: every advisory lock has a key of its own', async () => {
+        const [{ schema }] = (await db.query<{ schema: string }>(
+          'SELECT current_schema() AS schema',
+        )) as [{ schema: string }];
+        await instance('old', ago(30 * DAY_MS));
+        const holder = new pg.Client({ connectionString: postgresUrl });
+        await holder.connect();
+        try {
+          await holder.query('SELECT pg_advisory_lock($1, hashtext($2))', [
+            ADVISORY_LOCK_KEYS.import,
+            schema,
+          ]);
+          assert.equal((await runRetention(db, NOW, settings))?.instances.deleted, 1);
+        } finally {
+          await holder.end();
+        }
+        assert.equal(
+          new Set(Object.values(ADVISORY_LOCK_KEYS)).size,
+          Object.keys(ADVISORY_LOCK_KEYS).length,
+        );
       });
     }
   });

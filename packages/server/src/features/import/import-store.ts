@@ -1,4 +1,5 @@
 import type { ImportRequest } from '@flags/schemas';
+import { ADVISORY_LOCK_KEYS } from '../../db/advisory-locks.js';
 import type { Queryable } from '../../db/database.js';
 import { environmentExists } from '../environments/environment-store.js';
 import { projectExists } from '../projects/project-store.js';
@@ -6,16 +7,15 @@ import type { ImportContext } from './import-validation.js';
 
 const json = (value: unknown) => JSON.stringify(value);
 
-/** Arbitrary constant naming the advisory lock that serializes imports (per schema). */
-const IMPORT_LOCK_KEY = 7_314_223;
-
 /**
  * Waits for the import lock of this schema and holds it until the transaction ends. Concurrent
  * imports touching the same rows in another order would deadlock on PostgreSQL; serialized, each
  * lands whole, one after the other.
  */
 export async function lockImports(tx: Queryable): Promise<void> {
-  await tx.query('SELECT pg_advisory_xact_lock($1, hashtext(current_schema()))', [IMPORT_LOCK_KEY]);
+  await tx.query('SELECT pg_advisory_xact_lock($1, hashtext(current_schema()))', [
+    ADVISORY_LOCK_KEYS.import,
+  ]);
 }
 
 /** What `planImport` checks the payload against, read in one go. */

@@ -1,9 +1,8 @@
 import type { FastifyBaseLogger } from 'fastify';
+import { ADVISORY_LOCK_KEYS } from '../../db/advisory-locks.js';
 import type { Database } from '../../db/database.js';
 import { captureSnapshot } from './insights-store.js';
 
-/** Arbitrary constant naming the advisory lock of the insights snapshot. */
-const SNAPSHOT_LOCK_KEY = 7_314_222;
 const HOUR_MS = 3_600_000;
 
 /**
@@ -16,7 +15,7 @@ export async function runSnapshot(db: Database, now: Date): Promise<boolean> {
   return db.transaction(async (tx) => {
     const [lock] = await tx.query<{ locked: boolean }>(
       'SELECT pg_try_advisory_xact_lock($1, hashtext(current_schema())) AS locked',
-      [SNAPSHOT_LOCK_KEY],
+      [ADVISORY_LOCK_KEYS.insightsSnapshot],
     );
     if (!lock?.locked) return false;
     await captureSnapshot(tx, now);

@@ -1,8 +1,7 @@
 import type { ServerConfig } from '../../config/options.js';
+import { ADVISORY_LOCK_KEYS } from '../../db/advisory-locks.js';
 import type { Database } from '../../db/database.js';
 
-/** Arbitrary constant naming the advisory lock of the retention deletes (next to the snapshot's). */
-export const RETENTION_LOCK_KEY = 7_314_223;
 const DAY_MS = 86_400_000;
 /** Rows one delete removes at most: short transactions that never hold many row locks. */
 export const RETENTION_BATCH_SIZE = 1000;
@@ -77,7 +76,7 @@ async function deleteBatch(
   return db.transaction(async (tx) => {
     const [lock] = await tx.query<{ locked: boolean }>(
       'SELECT pg_try_advisory_xact_lock($1, hashtext(current_schema())) AS locked',
-      [RETENTION_LOCK_KEY],
+      [ADVISORY_LOCK_KEYS.retention],
     );
     if (!lock?.locked) return undefined;
     const [row] = await tx.query<{ deleted: number }>(sql, [cutoff, batchSize]);
