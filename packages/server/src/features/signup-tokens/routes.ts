@@ -9,7 +9,6 @@ import {
   userSchema,
 } from '@flags/schemas';
 import type { FastifyInstance, FastifyRequest } from 'fastify';
-import { maskedSecretRequest } from '../../auth/masked-request.js';
 import type { Database } from '../../db/database.js';
 import { ApiError } from '../../errors.js';
 import type { PasswordHasher } from '../users/password.js';
@@ -171,7 +170,6 @@ export function signupTokenRoutes(
     '/api/admin/invite-link/tokens/:token',
     {
       onRequest: guard,
-      logSerializers: { req: maskedSecretRequest },
       schema: { params: tokenParams, response: { 200: publicSignupTokenSchema } },
     },
     async function adminGetSignupToken(request) {
@@ -185,7 +183,6 @@ export function signupTokenRoutes(
     '/api/admin/invite-link/tokens/:token',
     {
       onRequest: guard,
-      logSerializers: { req: maskedSecretRequest },
       preValidation: rejectUnknownProperties(publicSignupTokenUpdateSchema),
       schema: {
         params: tokenParams,
@@ -212,7 +209,7 @@ export function signupTokenRoutes(
 
   typed.get(
     '/invite/:token/validate',
-    { schema: { params: tokenParams }, logSerializers: { req: maskedSecretRequest } },
+    { schema: { params: tokenParams } },
     async function inviteValidate(request, reply) {
       const token = await getSignupToken(db, request.params.token);
       if (!token) throw notFound();
@@ -224,7 +221,6 @@ export function signupTokenRoutes(
   typed.post(
     '/invite/:token/signup',
     {
-      logSerializers: { req: maskedSecretRequest },
       // Anyone holding a link can sign up: one address cannot create accounts in bulk.
       config: {
         rateLimit: {

@@ -175,17 +175,3 @@ export async function createUser(tx: Queryable, user: NewUser): Promise<User> {
   const [created] = await getUsers(tx, [inserted!.id]);
   return created!;
 }
-
-/** Gives a user a project role in one project (the user then counts as having access to it). */
-export async function assignProjectRole(
-  tx: Queryable,
-  userId: number,
-  roleId: number,
-  project: string,
-): Promise<void> {
-  await tx.query(
-    `INSERT INTO role_user (role_id, user_id, project) VALUES ($1, $2, $3)
-     ON CONFLICT DO NOTHING`,
-    [roleId, userId, project],
-  );
-}
