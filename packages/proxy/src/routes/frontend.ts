@@ -1,4 +1,9 @@
-import { type Context, frontendRequestSchema, frontendResponseSchema } from '@flags/schemas';
+import {
+  type Context,
+  contextQuerySchema,
+  frontendRequestSchema,
+  frontendResponseSchema,
+} from '@flags/schemas';
 import type { FastifyInstance, FastifyReply, FastifyRequest, RouteHandlerMethod } from 'fastify';
 import type { ContextDefaults } from '../context/from-request.js';
 import { contextFromBody, contextFromQuery } from '../context/from-request.js';
@@ -35,20 +40,6 @@ export interface EvaluationBody {
  * the hot path), so those two schemas go in `config.docs` and only document; the response schemas
  * never serialize, since the answers are pre-serialized strings.
  */
-export const contextQuerySchema = {
-  type: 'object',
-  description:
-    'The evaluation context. `properties[name]=value` sets a property; any other parameter is a property too.',
-  properties: {
-    appName: { type: 'string' },
-    environment: { type: 'string' },
-    userId: { type: 'string' },
-    sessionId: { type: 'string' },
-    remoteAddress: { type: 'string' },
-    currentTime: { type: 'string', description: 'A date-time; evaluation time when absent.' },
-  },
-} as const;
-
 export function evaluationSchema(summary: string, method: 'GET' | 'POST', all: boolean) {
   return {
     summary,

@@ -1,14 +1,7 @@
-import { clientMetricsSchema, metricsBucketSchema } from '@flags/schemas';
+import { type UsageReport, usageReportSchema } from '@flags/schemas';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import type { UsageAggregator, UsageReport } from '../usage/aggregator.js';
+import type { UsageAggregator } from '../usage/aggregator.js';
 import { errorResponses, SERVER_SIDE_TAG, textResponse } from './docs.js';
-
-/** A frontend report must carry its bucket (the shared schema also serves registrations without). */
-export const usageReportSchema = {
-  ...clientMetricsSchema,
-  required: ['appName', 'bucket'],
-  properties: { ...clientMetricsSchema.properties, bucket: metricsBucketSchema },
-} as const;
 
 export interface MetricsRouteOptions {
   /** Client keys and server-side tokens. */

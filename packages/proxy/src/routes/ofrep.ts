@@ -1,5 +1,15 @@
 import type { Evaluation } from '@flags/engine';
-import type { Context } from '@flags/schemas';
+import {
+  type Context,
+  type OfrepErrorBody,
+  type OfrepErrorCode,
+  type OfrepEvaluation,
+  ofrepBulkResponseSchema,
+  ofrepErrorSchema,
+  ofrepEvaluationSchema,
+  ofrepFlagParamsSchema,
+  ofrepRequestSchema,
+} from '@flags/schemas';
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { KeyChecker } from '../auth/client-keys.js';
 import { type ContextDefaults, contextFromBody } from '../context/from-request.js';
@@ -16,66 +26,15 @@ import type { Enrichers } from './hooks.js';
  * `Authorization: Bearer <key>` and `X-API-Key: <key>` (the protocol's two security schemes).
  */
 
-type ErrorCode = 'PARSE_ERROR' | 'INVALID_CONTEXT' | 'FLAG_NOT_FOUND' | 'GENERAL';
-
 class OfrepError extends Error {
   constructor(
     readonly status: number,
-    readonly errorCode: ErrorCode,
+    readonly errorCode: OfrepErrorCode,
     readonly errorDetails: string,
   ) {
     super(errorDetails);
   }
 }
-
-const primitive = { type: ['string', 'number', 'boolean'] } as const;
-
-const successSchema = {
-  type: 'object',
-  required: ['key', 'value', 'reason', 'variant'],
-  properties: {
-    key: { type: 'string' },
-    value: {
-      description:
-        'The variant payload parsed by its type (`json` → object, `number` → number, `string`/`csv` → string); `true`/`false` for flags without a variant.',
-    },
-    reason: { type: 'string', enum: ['STATIC', 'TARGETING_MATCH', 'SPLIT', 'DISABLED', 'ERROR'] },
-    variant: { type: 'string' },
-    metadata: { type: 'object', additionalProperties: primitive },
-  },
-} as const;
-
-const failureSchema = {
-  type: 'object',
-  required: ['errorCode'],
-  properties: {
-    key: { type: 'string' },
-    errorCode: {
-      type: 'string',
-      enum: [
-        'PARSE_ERROR',
-        'TARGETING_KEY_MISSING',
-        'INVALID_CONTEXT',
-        'GENERAL',
-        'FLAG_NOT_FOUND',
-      ],
-    },
-    errorDetails: { type: 'string' },
-  },
-} as const;
-
-const requestSchema = {
-  type: 'object',
-  properties: {
-    context: {
-      type: 'object',
-      description:
-        '`targetingKey` is the user id; `appName`, `environment`, `userId`, `sessionId`, `remoteAddress`, `currentTime` are context fields; any other attribute is a property.',
-      properties: { targetingKey: { type: 'string' } },
-      additionalProperties: true,
-    },
-  },
-} as const;
 
 /** One result's OFREP JSON and an id standing for it in bulk ETags, cached per interned result. */
 interface Fragment {
@@ -104,7 +63,7 @@ function payloadValue(payload: { readonly type: string; readonly value: string }
 }
 
 /** `{ key, value, reason, variant, metadata }` of one engine result. */
-export function ofrepResult(result: Evaluation) {
+export function ofrepResult(result: Evaluation): OfrepEvaluation {
   const variant = result.variant;
   const real = result.enabled && variant.enabled;
   return {
@@ -222,7 +181,7 @@ function ofrepKey(checker: KeyChecker, headerName: string) {
 function ofrepErrorHandler(error: FastifyError, request: FastifyRequest, reply: FastifyReply) {
   const key = (request.params as { key?: string } | undefined)?.key;
   let status = 500;
-  let errorCode: ErrorCode = 'GENERAL';
+  let errorCode: OfrepErrorCode = 'GENERAL';
   let details = 'the flag could not be evaluated';
   if (error instanceof OfrepError) {
     status = error.status;
@@ -241,16 +200,11 @@ function ofrepErrorHandler(error: FastifyError, request: FastifyRequest, reply: 
     errorCode = 'PARSE_ERROR';
     details = error.message;
   }
-  void reply
-    .code(status)
-    .type('application/json; charset=utf-8')
-    .send(
-      JSON.stringify(
-        key === undefined
-          ? { errorCode, errorDetails: details }
-          : { key, errorCode, errorDetails: details },
-      ),
-    );
+  const body: OfrepErrorBody =
+    key === undefined
+      ? { errorCode, errorDetails: details }
+      : { key, errorCode, errorDetails: details };
+  void reply.code(status).type('application/json; charset=utf-8').send(JSON.stringify(body));
 }
 
 export function ofrepRoutes(
@@ -269,19 +223,19 @@ export function ofrepRoutes(
       schema: {
         summary: 'OFREP: evaluate one flag.',
         tags: [OFREP_TAG],
-        params: { type: 'object', properties: { key: { type: 'string' } }, required: ['key'] },
+        params: ofrepFlagParamsSchema,
         response: {
-          200: { description: 'The evaluation.', ...successSchema },
-          400: { description: 'PARSE_ERROR or INVALID_CONTEXT.', ...failureSchema },
+          200: { description: 'The evaluation.', ...ofrepEvaluationSchema },
+          400: { description: 'PARSE_ERROR or INVALID_CONTEXT.', ...ofrepErrorSchema },
           404: {
             description:
               'FLAG_NOT_FOUND: no such flag, or (without `enableAllEndpoint`) the flag is off for the context.',
-            ...failureSchema,
+            ...ofrepErrorSchema,
           },
           ...errorResponses(401, 503),
         },
       },
-      config: { docs: { body: requestSchema } },
+      config: { docs: { body: ofrepRequestSchema } },
       onRequest: authenticate,
       errorHandler: ofrepErrorHandler,
     },
@@ -312,15 +266,14 @@ export function ofrepRoutes(
           200: {
             description:
               'The flags enabled for the context (with `enableAllEndpoint`, every flag).',
-            type: 'object',
-            properties: { flags: { type: 'array', items: successSchema } },
+            ...ofrepBulkResponseSchema,
           },
           304: { description: 'Not modified (`If-None-Match`).', type: 'null' },
-          400: { description: 'PARSE_ERROR or INVALID_CONTEXT.', ...failureSchema },
+          400: { description: 'PARSE_ERROR or INVALID_CONTEXT.', ...ofrepErrorSchema },
           ...errorResponses(401, 503),
         },
       },
-      config: { docs: { body: requestSchema } },
+      config: { docs: { body: ofrepRequestSchema } },
       onRequest: authenticate,
       errorHandler: ofrepErrorHandler,
     },

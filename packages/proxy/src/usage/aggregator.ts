@@ -1,5 +1,5 @@
 import type { Evaluation, Snapshot } from '@flags/engine';
-import { MAX_METRIC_COUNT } from '@flags/schemas';
+import { MAX_METRIC_COUNT, type UsageReport } from '@flags/schemas';
 
 /** Counts of one flag in one bucket. */
 export interface ToggleCount {
@@ -16,18 +16,6 @@ export interface AppBucket {
   readonly toggles: Map<string, ToggleCount>;
   /** A frontend SDK of the application registered: the bucket is sent even without counts. */
   announced: boolean;
-}
-
-/** What a frontend SDK posts to `POST /proxy/client/metrics` (validated by the route schema). */
-export interface UsageReport {
-  readonly appName: string;
-  readonly environment?: string | undefined;
-  readonly bucket: {
-    readonly toggles: Record<
-      string,
-      { yes: number; no: number; variants?: Record<string, number> | null | undefined }
-    >;
-  };
 }
 
 export interface AggregatorOptions {
