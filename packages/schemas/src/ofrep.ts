@@ -78,5 +78,6 @@ export type OfrepRequest = FromSchema<typeof ofrepRequestSchema>;
 export type OfrepEvaluation = FromSchema<typeof ofrepEvaluationSchema>;
 export type OfrepBulkResponse = FromSchema<typeof ofrepBulkResponseSchema>;
 export type OfrepErrorBody = FromSchema<typeof ofrepErrorSchema>;
+export type OfrepFlagParams = FromSchema<typeof ofrepFlagParamsSchema>;
 export type OfrepErrorCode = (typeof ofrepErrorCodes)[number];
 export type OfrepReason = (typeof ofrepReasons)[number];

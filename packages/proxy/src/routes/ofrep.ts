@@ -4,6 +4,7 @@ import {
   type OfrepErrorBody,
   type OfrepErrorCode,
   type OfrepEvaluation,
+  type OfrepFlagParams,
   ofrepBulkResponseSchema,
   ofrepErrorSchema,
   ofrepEvaluationSchema,
@@ -12,12 +13,13 @@ import {
 } from '@flags/schemas';
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { KeyChecker } from '../auth/client-keys.js';
+import { requireOfrepKey } from '../auth/require-key.js';
+import type { Enrichers } from '../context/enrichers.js';
 import { type ContextDefaults, contextFromBody } from '../context/from-request.js';
 import { ProxyError } from '../errors.js';
+import { etagPart, FNV_OFFSET, fnv1a, notModified } from '../http/conditional.js';
+import { errorResponses, OFREP_TAG } from '../http/route-docs.js';
 import type { CompiledState, ProxyState } from '../state.js';
-import { errorResponses, OFREP_TAG } from './docs.js';
-import { currentState } from './frontend.js';
-import type { Enrichers } from './hooks.js';
 
 /**
  * OFREP, the OpenFeature Remote Evaluation Protocol: `POST /ofrep/v1/evaluate/flags/{key}` and the
@@ -41,9 +43,6 @@ interface Fragment {
   readonly json: string;
   readonly id: number;
 }
-
-let nextId = 1;
-const fragmentsByState = new WeakMap<CompiledState, Map<Evaluation, Fragment>>();
 
 function payloadValue(payload: { readonly type: string; readonly value: string }): unknown {
   switch (payload.type) {
@@ -79,18 +78,27 @@ export function ofrepResult(result: Evaluation): OfrepEvaluation {
   };
 }
 
-function fragment(compiled: CompiledState, result: Evaluation): Fragment {
-  let fragments = fragmentsByState.get(compiled);
-  if (fragments === undefined) {
-    fragments = new Map();
-    fragmentsByState.set(compiled, fragments);
+/**
+ * The OFREP fragments of one app, per snapshot. Ids count up across the app's snapshots, so an
+ * ETag of an old snapshot never names an answer of a new one.
+ */
+class OfrepFragments {
+  private readonly byState = new WeakMap<CompiledState, Map<Evaluation, Fragment>>();
+  private lastId = 0;
+
+  of(compiled: CompiledState, result: Evaluation): Fragment {
+    let fragments = this.byState.get(compiled);
+    if (fragments === undefined) {
+      fragments = new Map();
+      this.byState.set(compiled, fragments);
+    }
+    let found = fragments.get(result);
+    if (found === undefined) {
+      found = { json: JSON.stringify(ofrepResult(result)), id: ++this.lastId };
+      fragments.set(result, found);
+    }
+    return found;
   }
-  let found = fragments.get(result);
-  if (found === undefined) {
-    found = { json: JSON.stringify(ofrepResult(result)), id: nextId++ };
-    fragments.set(result, found);
-  }
-  return found;
 }
 
 const ATTRIBUTE_FIELDS = new Set(['properties', 'currentTime']);
@@ -130,15 +138,6 @@ function contextOf(body: unknown, ip: string, defaults: ContextDefaults): Contex
   }
 }
 
-function matches(header: string, etag: string): boolean {
-  const opaque = etag.slice(2);
-  for (const candidate of header.split(',')) {
-    const tag = candidate.trim();
-    if (tag === '*' || tag === etag || tag === opaque) return true;
-  }
-  return false;
-}
-
 export interface OfrepRouteOptions {
   readonly state: ProxyState;
   /**
@@ -153,28 +152,6 @@ export interface OfrepRouteOptions {
   readonly enrichers: Enrichers;
   /** `Vary` of every evaluation answer (`KeyedAnswerHeaders.ofrepVary`). */
   readonly vary: string;
-}
-
-/** The client key from the configured header, `Authorization: Bearer <key>` or `X-API-Key`. */
-function ofrepKey(checker: KeyChecker, headerName: string) {
-  return function checkOfrepKey(request: FastifyRequest, reply: FastifyReply, done: () => void) {
-    const headers = request.headers;
-    const configured = headers[headerName];
-    const authorization = headers.authorization;
-    const bearer =
-      typeof authorization === 'string' && /^bearer /i.test(authorization)
-        ? authorization.slice(7).trim()
-        : undefined;
-    if (
-      checker.accepts(configured) ||
-      (bearer !== undefined && checker.accepts(bearer)) ||
-      checker.accepts(headers['x-api-key'])
-    ) {
-      done();
-      return;
-    }
-    void reply.code(401).type('text/plain; charset=utf-8').send('Unauthorized');
-  };
 }
 
 /** Errors of the OFREP routes in the protocol's shape (`{ key?, errorCode, errorDetails }`). */
@@ -213,11 +190,14 @@ export function ofrepRoutes(
   done: () => void,
 ): void {
   const { state, defaults, enrichers, all, vary } = options;
-  const authenticate = ofrepKey(options.checker, options.headerName);
+  const authenticate = requireOfrepKey(options.checker, options.headerName);
+  const fragments = new OfrepFragments();
   const enrich = (context: Context): Context | Promise<Context> =>
     enrichers.empty ? context : enrichers.apply(context);
 
-  app.post(
+  // The answers are JSON text written here, so the response schemas only document: the route
+  // types its params alone, from their schema.
+  app.post<{ Params: OfrepFlagParams }>(
     '/ofrep/v1/evaluate/flags/:key',
     {
       schema: {
@@ -240,10 +220,10 @@ export function ofrepRoutes(
       errorHandler: ofrepErrorHandler,
     },
     async function ofrepEvaluateFlag(request, reply) {
-      const compiled = currentState(state);
-      const key = (request.params as { key: string }).key;
+      const compiled = state.serving();
+      const key = request.params.key;
       const context = await enrich(contextOf(request.body, request.ip, defaults));
-      const result = compiled.snapshot.evaluate(key, context);
+      const result = compiled.evaluate(key, context);
       if (result === undefined || (!all && !result.enabled)) {
         throw new OfrepError(404, 'FLAG_NOT_FOUND', `flag "${key}" was not found`);
       }
@@ -251,7 +231,7 @@ export function ofrepRoutes(
         .code(200)
         .header('vary', vary)
         .type('application/json; charset=utf-8')
-        .send(fragment(compiled, result).json);
+        .send(fragments.of(compiled, result).json);
     },
   );
 
@@ -278,26 +258,25 @@ export function ofrepRoutes(
       errorHandler: ofrepErrorHandler,
     },
     async function ofrepEvaluateFlags(request, reply) {
-      const compiled = currentState(state);
+      const compiled = state.serving();
       const context = await enrich(contextOf(request.body, request.ip, defaults));
-      const results = compiled.snapshot.evaluateAll(context);
+      const results = compiled.evaluateAll(context);
       let body = '{"flags":[';
-      let h1 = 0x811c9dc5;
+      let h1 = FNV_OFFSET;
       let count = 0;
       for (let i = 0; i < results.length; i++) {
         const result = results[i] as Evaluation;
         if (!all && !result.enabled) continue;
-        const part = fragment(compiled, result);
+        const part = fragments.of(compiled, result);
         body = count === 0 ? body + part.json : `${body},${part.json}`;
-        h1 = Math.imul(h1 ^ part.id, 0x01000193);
+        h1 = fnv1a(h1, part.id);
         count++;
       }
       body += ']}';
-      const etag = `W/"${count.toString(36)}-${(h1 >>> 0).toString(36)}-${body.length.toString(36)}"`;
+      const etag = `W/"${count.toString(36)}-${etagPart(h1)}-${etagPart(body.length)}"`;
       reply.header('etag', etag);
       reply.header('vary', vary);
-      const ifNoneMatch = request.headers['if-none-match'];
-      if (ifNoneMatch !== undefined && matches(ifNoneMatch, etag)) return reply.code(304).send();
+      if (notModified(request, etag)) return reply.code(304).send();
       return reply.code(200).type('application/json; charset=utf-8').send(body);
     },
   );

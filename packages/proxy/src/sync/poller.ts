@@ -20,7 +20,7 @@ const MAX_BACKOFF_FACTOR = 32;
 const MAX_BACKOFF_MS = 300_000;
 
 /**
- * The sync loop (habit 8): polls `GET {flagsUrl}/client/features` with `If-None-Match`, compiles
+ * The sync loop, the only writer of `state` once the first sync is done: polls `GET {flagsUrl}/client/features` with `If-None-Match`, compiles
  * each new payload into `state`, and keeps the last good snapshot on every kind of failure.
  * Network errors, 5xx and 429 back off exponentially with jitter (honouring `Retry-After`);
  * 401/403 are logged as a token problem and retried at the slowest pace.
@@ -132,7 +132,6 @@ export class Poller {
     if (status === 304) {
       await response.dump();
       this.recovered();
-      this.state.touch();
       this.lastCheckMs = Date.now();
       return 'unchanged';
     }
