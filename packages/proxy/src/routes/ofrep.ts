@@ -101,7 +101,7 @@ class OfrepFragments {
   }
 }
 
-const ATTRIBUTE_FIELDS = new Set(['properties', 'currentTime']);
+const ATTRIBUTE_FIELDS: ReadonlySet<string> = new Set(['properties', 'currentTime']);
 
 /** The engine context of an OFREP request body (`{ context: { targetingKey?, ...attributes } }`). */
 function contextOf(body: unknown, ip: string, defaults: ContextDefaults): Context {
