@@ -1,6 +1,6 @@
 import Fastify, { type FastifyBaseLogger, type FastifyInstance } from 'fastify';
 import { KeyChecker } from './auth/client-keys.js';
-import { requireKey } from './auth/require-key.js';
+import { presentsKey, requireKey, requireOfrepKey } from './auth/require-key.js';
 import type { ProxyConfig } from './config/load.js';
 import type { ContextEnricher, Logger } from './config/options.js';
 import { Enrichers } from './context/enrichers.js';
@@ -115,7 +115,7 @@ export async function buildApp(config: ProxyConfig, deps: AppDeps): Promise<Fast
       log,
       authenticate: sdkAuth,
       // A key that is also a server-side token is still public when it is a client key.
-      publicKey: (request) => checker.accepts(request.headers[config.clientKeysHeaderName]),
+      publicKey: presentsKey(checker, config.clientKeysHeaderName),
       aggregator: deps.usage,
     });
   });
@@ -123,8 +123,7 @@ export async function buildApp(config: ProxyConfig, deps: AppDeps): Promise<Fast
     prefix: config.proxyBasePath,
     state,
     all: config.enableAllEndpoint,
-    checker,
-    headerName: config.clientKeysHeaderName,
+    authenticate: requireOfrepKey(checker, config.clientKeysHeaderName),
     defaults: routeOptions.defaults,
     enrichers: routeOptions.enrichers,
     vary: cacheHeaders.ofrepVary,

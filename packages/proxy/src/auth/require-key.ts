@@ -19,14 +19,23 @@ export function bearerToken(authorization: string | string[] | undefined): strin
     : undefined;
 }
 
+/** Whether a request presents, in `headerName` (`clientKeysHeaderName`, lowercase), a key `checker` accepts. */
+export function presentsKey(
+  checker: KeyChecker,
+  headerName: string,
+): (request: FastifyRequest) => boolean {
+  return (request) => checker.accepts(request.headers[headerName]);
+}
+
 /**
  * The key must come in `headerName` (`clientKeysHeaderName`, lowercase). Readiness is checked
  * before it and the input after it (unlike Unleash Proxy, which validates first), so callers
  * without a key learn nothing about validation.
  */
 export function requireKey(checker: KeyChecker, headerName: string): Authenticate {
+  const accepted = presentsKey(checker, headerName);
   return function checkClientKey(request, reply, done) {
-    if (checker.accepts(request.headers[headerName])) {
+    if (accepted(request)) {
       done();
       return;
     }

@@ -12,8 +12,7 @@ import {
   ofrepRequestSchema,
 } from '@flags/schemas';
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import type { KeyChecker } from '../auth/client-keys.js';
-import { requireOfrepKey } from '../auth/require-key.js';
+import type { Authenticate } from '../auth/require-key.js';
 import type { Enrichers } from '../context/enrichers.js';
 import { type ContextDefaults, contextFromBody } from '../context/from-request.js';
 import { ProxyError } from '../errors.js';
@@ -146,8 +145,8 @@ export interface OfrepRouteOptions {
    * the enabled flags, and a flag that is off is answered exactly as an unknown one.
    */
   readonly all: boolean;
-  readonly checker: KeyChecker;
-  readonly headerName: string;
+  /** The client key in the configured header or in OFREP's (`requireOfrepKey`). */
+  readonly authenticate: Authenticate;
   readonly defaults: ContextDefaults;
   readonly enrichers: Enrichers;
   /** `Vary` of every evaluation answer (`KeyedAnswerHeaders.ofrepVary`). */
@@ -189,8 +188,7 @@ export function ofrepRoutes(
   options: OfrepRouteOptions,
   done: () => void,
 ): void {
-  const { state, defaults, enrichers, all, vary } = options;
-  const authenticate = requireOfrepKey(options.checker, options.headerName);
+  const { state, defaults, enrichers, all, vary, authenticate } = options;
   const fragments = new OfrepFragments();
   const enrich = (context: Context): Context | Promise<Context> =>
     enrichers.empty ? context : enrichers.apply(context);
