@@ -1,20 +1,23 @@
 import Fastify, { type FastifyBaseLogger, type FastifyInstance } from 'fastify';
 import { KeyChecker } from './auth/client-keys.js';
-import { keyedAnswerHeaders } from './cache-headers.js';
+import { presentsKey, requireKey, requireOfrepKey } from './auth/require-key.js';
 import type { ProxyConfig } from './config/load.js';
 import type { ContextEnricher, Logger } from './config/options.js';
-import { installCors } from './cors.js';
+import { Enrichers } from './context/enrichers.js';
 import { installErrorHandler } from './errors.js';
-import { readJsonBodies } from './json-body.js';
+import { keyedAnswerHeaders } from './http/cache-headers.js';
+import { installCors } from './http/cors.js';
+import { installDurationRecording, installReadiness, installRequestStart } from './http/hooks.js';
+import { readJsonBodies } from './http/json-body.js';
+import { registerOpenApi } from './http/openapi.js';
+import { limitPerAddress } from './http/rate-limit.js';
+import { AnswerWriter } from './http/serialize.js';
 import { isDebug } from './logger.js';
-import { registerOpenApi } from './openapi.js';
 import { type FetchClock, ProxyMetrics } from './prometheus.js';
-import { limitPerAddress } from './rate-limit.js';
 import { allRoutes } from './routes/all.js';
 import { clientFeaturesRoutes } from './routes/client-features.js';
 import { frontendRoutes } from './routes/frontend.js';
 import { healthRoutes } from './routes/health.js';
-import { Enrichers, requireKey } from './routes/hooks.js';
 import { metricsRoutes } from './routes/metrics.js';
 import { ofrepRoutes } from './routes/ofrep.js';
 import { prometheusRoutes } from './routes/prometheus.js';
@@ -39,18 +42,11 @@ export interface AppDeps {
   readonly clock?: FetchClock;
 }
 
-const NOT_READY = 'Not Ready';
-
-declare module 'fastify' {
-  interface FastifyRequest {
-    /** `performance.now()` when the request arrived (duration histogram). */
-    startedAt: number;
-  }
-}
-
 /**
- * Builds the proxy's HTTP app (habit 4): never listens, never reads the environment. Hook order
- * is readiness (503) → client key (401) → input (400/413/415) → handler.
+ * Builds the proxy's HTTP app from a resolved configuration. It never listens and never reads the
+ * environment, so tests and in-code users build as many apps as they like, each with state of its
+ * own. Hook order is CORS preflight → readiness (503) → client key (401) → input (400/413/415) →
+ * handler.
  */
 export async function buildApp(config: ProxyConfig, deps: AppDeps): Promise<FastifyInstance> {
   const { state, log } = deps;
@@ -67,40 +63,12 @@ export async function buildApp(config: ProxyConfig, deps: AppDeps): Promise<Fast
   });
 
   installErrorHandler(app, log);
-  // Before readiness, so that every answer has it, 503 included: browsers must not read an answer
-  // as another type than it says (a JSON error as HTML, say).
-  app.addHook('onRequest', function noSniff(_request, reply, done) {
-    reply.header('x-content-type-options', 'nosniff');
-    done();
-  });
-  installCors(app, config.cors);
-
-  // The API description is served before the first sync too (it does not depend on flags).
-  const docsPrefix = config.enableOAS ? `${config.proxyBasePath}/docs/` : undefined;
-  // Start of each request for the duration histogram; declared so every request has the field.
-  app.decorateRequest('startedAt', 0);
-  app.addHook('onRequest', function readiness(request, reply, done) {
-    request.startedAt = performance.now();
-    if (
-      state.ready ||
-      request.method === 'OPTIONS' ||
-      (docsPrefix !== undefined && request.url.startsWith(docsPrefix))
-    ) {
-      done();
-      return;
-    }
-    void reply.code(503).type('text/html; charset=utf-8').send(NOT_READY);
-  });
-
+  installRequestStart(app);
+  await installCors(app, config.cors);
+  installReadiness(app, state, config.enableOAS ? `${config.proxyBasePath}/docs/` : undefined);
   readJsonBodies(app, 'value');
-
   const metrics = new ProxyMetrics(state, deps.clock ?? { lastCheckMs: 0 });
-  // Observed when the answer is handed to Node (onSend), not in onResponse: any onResponse hook
-  // makes Fastify add and remove two listeners per response, which cost ~25% of a fast request.
-  app.addHook('onSend', function recordDuration(request, reply, payload, done) {
-    metrics.observe(request, reply, performance.now() - request.startedAt);
-    done(null, payload);
-  });
+  installDurationRecording(app, metrics);
   if (config.enableOAS) await registerOpenApi(app, config);
 
   const checker = new KeyChecker(config.clientKeys);
@@ -115,6 +83,7 @@ export async function buildApp(config: ProxyConfig, deps: AppDeps): Promise<Fast
     },
     enrichers: new Enrichers(deps.enrichers ?? [], log),
     headers: cacheHeaders.evaluation,
+    writer: new AnswerWriter(),
     prefix: config.proxyBasePath,
   };
   await app.register(frontendRoutes, routeOptions);
@@ -146,7 +115,7 @@ export async function buildApp(config: ProxyConfig, deps: AppDeps): Promise<Fast
       log,
       authenticate: sdkAuth,
       // A key that is also a server-side token is still public when it is a client key.
-      publicKey: (request) => checker.accepts(request.headers[config.clientKeysHeaderName]),
+      publicKey: presentsKey(checker, config.clientKeysHeaderName),
       aggregator: deps.usage,
     });
   });
@@ -154,8 +123,7 @@ export async function buildApp(config: ProxyConfig, deps: AppDeps): Promise<Fast
     prefix: config.proxyBasePath,
     state,
     all: config.enableAllEndpoint,
-    checker,
-    headerName: config.clientKeysHeaderName,
+    authenticate: requireOfrepKey(checker, config.clientKeysHeaderName),
     defaults: routeOptions.defaults,
     enrichers: routeOptions.enrichers,
     vary: cacheHeaders.ofrepVary,

@@ -65,29 +65,25 @@ export async function createProxy(
     loadStrategies(config.customStrategies),
     loadEnrichers(config.expCustomEnrichers),
   ]);
-  const state = new ProxyState(
-    {
+  const upstream = createUpstreamClient(config);
+  const usage = new UsageAggregator({
+    appName: config.flagsAppName,
+    environment: config.environment,
+  });
+  const reporter = new MetricsReporter(config, usage, upstream, log);
+  const state = new ProxyState({
+    compile: {
       strategies,
       maxContextValueLength: config.maxContextValueLength,
       onWarning: (warning) =>
         log.warn({ flag: warning.flag }, `flag evaluation problem: ${warning.message}`),
     },
     // Enrichers may add anything to a context, so the request as sent no longer pins down the answer.
-    enrichers.length > 0 ? 0 : config.answerCacheBytes,
-  );
-  const upstream = createUpstreamClient(config);
-  const poller = new Poller(config, state, log, upstream);
-  const usage = new UsageAggregator({
-    appName: config.flagsAppName,
-    environment: config.environment,
+    answerCacheBytes: enrichers.length > 0 ? 0 : config.answerCacheBytes,
+    // Every snapshot counts its evaluations from the start (usage metrics on only).
+    usage: reporter.enabled ? usage : undefined,
   });
-  const reporter = new MetricsReporter(config, usage, upstream, log);
-  // Evaluations are counted from the moment a snapshot exists (usage metrics on only).
-  if (reporter.enabled) {
-    state.onUpdate((compiled) => {
-      compiled.usage = usage.attach(compiled.snapshot);
-    });
-  }
+  const poller = new Poller(config, state, log, upstream);
   // The file and Redis providers are ours to close; an in-code provider belongs to its caller.
   const storage = tracked(storageOf(config, log), config.storageProvider === undefined);
   const onClose = async () => {

@@ -1,7 +1,13 @@
 import { hostname } from 'node:os';
-import { type CompileOptions, compile, type Evaluation, type Snapshot } from '@flags/engine';
-import type { ClientFeatures } from '@flags/schemas';
-import { AnswerCache } from './answers.js';
+import {
+  type CompileOptions,
+  compile,
+  type Evaluation,
+  type EvaluationVisitor,
+  type Snapshot,
+} from '@flags/engine';
+import type { ClientFeatures, Context } from '@flags/schemas';
+import { type Answer, AnswerCache } from './answers.js';
 import type { EvaluationCounter } from './usage/aggregator.js';
 
 /** One result's serialized JSON and a small id that stands for it in ETags. */
@@ -12,11 +18,44 @@ export interface Fragment {
   readonly id: number;
 }
 
-let nextFragmentId = 1;
+/** Where usage counting starts for each new snapshot (`UsageAggregator`). */
+export interface UsageCounting {
+  /** A counter for `snapshot`'s evaluations; the snapshot itself is left as it is. */
+  track(snapshot: Snapshot): EvaluationCounter;
+}
+
+/** What a `CompiledState` is built with besides its snapshot. */
+export interface CompiledStateOptions {
+  /** Memory for the answers kept by context (0: none). */
+  readonly answerCacheBytes?: number;
+  /** Counts every evaluation (usage metrics on); `undefined`: nothing is counted. */
+  readonly usage?: EvaluationCounter;
+  /**
+   * Ids for fragments. They stand for results in ETags, so they must not repeat across the
+   * snapshots of one proxy: an old ETag then never matches a new answer.
+   */
+  readonly nextFragmentId?: () => number;
+}
+
+/** Hands `visitor` every result and counts each for usage metrics, in the one walk over the flags. */
+class CountingVisitor implements EvaluationVisitor {
+  constructor(
+    private readonly usage: EvaluationCounter,
+    private readonly visitor: EvaluationVisitor,
+  ) {}
+
+  visit(index: number, result: Evaluation): void {
+    this.usage.count(index, result);
+    this.visitor.visit(index, result);
+  }
+}
 
 /**
- * A compiled upstream payload plus what is derived from it once (habit 9): the JSON fragment of
- * every interned engine result, built the first time the result is served and reused after.
+ * A compiled upstream payload plus what is derived from it once: the JSON fragment of every
+ * interned engine result (built the first time the result is served and reused after), the
+ * answers kept by context, and the usage counter. Handlers evaluate through it, never through the
+ * snapshot directly, so that every evaluation is counted while the engine's snapshot stays as the
+ * engine made it.
  */
 export class CompiledState {
   private readonly fragments = new Map<Evaluation, Fragment>();
@@ -27,8 +66,9 @@ export class CompiledState {
    */
   private readonly seen: Array<Array<Evaluation | Fragment> | undefined> = [];
   private clientFeaturesBody: string | undefined;
-  /** Counts the results of `snapshot.evaluateEach` when usage metrics are on. */
-  usage: EvaluationCounter | undefined;
+  private readonly nextFragmentId: () => number;
+  /** Counts the evaluations of this snapshot when usage metrics are on. */
+  private readonly usage: EvaluationCounter | undefined;
 
   /** Answers by context for this snapshot; `undefined` when the cache is off. */
   readonly answers: AnswerCache | undefined;
@@ -36,13 +76,56 @@ export class CompiledState {
   constructor(
     readonly snapshot: Snapshot,
     readonly receivedAt: number,
-    answerCacheBytes = 0,
+    options: CompiledStateOptions = {},
   ) {
+    const answerCacheBytes = options.answerCacheBytes ?? 0;
     this.answers = answerCacheBytes > 0 ? new AnswerCache(answerCacheBytes) : undefined;
+    this.usage = options.usage;
+    let lastId = 0;
+    this.nextFragmentId = options.nextFragmentId ?? (() => ++lastId);
   }
 
   get payload(): ClientFeatures {
     return this.snapshot.payload;
+  }
+
+  /** One flag, counted; `undefined` (counted as a miss) when the snapshot has no such flag. */
+  evaluate(name: string, context: Context): Evaluation | undefined {
+    const result = this.snapshot.evaluate(name, context);
+    this.usage?.countNamed(name, result);
+    return result;
+  }
+
+  /** Every flag in payload order, counted. */
+  evaluateAll(context: Context): Evaluation[] {
+    const results = this.snapshot.evaluateAll(context);
+    const usage = this.usage;
+    if (usage !== undefined) {
+      usage.dirty = true;
+      for (let i = 0; i < results.length; i++) usage.count(i, results[i] as Evaluation);
+    }
+    return results;
+  }
+
+  /**
+   * Every flag to `visitor` (see `Snapshot.evaluateEach`), each counted as it is visited: the
+   * results are walked once, not collected and walked again.
+   */
+  evaluateEach(context: Context, visitor: EvaluationVisitor): number {
+    const usage = this.usage;
+    if (usage === undefined) return this.snapshot.evaluateEach(context, visitor);
+    usage.dirty = true;
+    return this.snapshot.evaluateEach(context, new CountingVisitor(usage, visitor));
+  }
+
+  /**
+   * The answer kept under `key`, counted for usage metrics as if evaluated again; `undefined` when
+   * there is none (or no key: the cache is off).
+   */
+  keptAnswer(key: string | undefined): Answer | undefined {
+    const kept = key === undefined ? undefined : this.answers?.get(key);
+    if (kept !== undefined) this.usage?.countAgain(kept.results);
+    return kept;
   }
 
   /** The toggle JSON of one result (`reason` is internal and not sent). */
@@ -50,7 +133,7 @@ export class CompiledState {
     let fragment = this.fragments.get(result);
     if (fragment === undefined) {
       const json = toggleJson(result);
-      fragment = { json, bytes: Buffer.from(json, 'utf8'), id: nextFragmentId++ };
+      fragment = { json, bytes: Buffer.from(json, 'utf8'), id: this.nextFragmentId() };
       this.fragments.set(result, fragment);
     }
     return fragment;
@@ -94,25 +177,33 @@ export function toggleJson(result: Evaluation): string {
 
 export type StateListener = (state: CompiledState) => void;
 
+export interface ProxyStateOptions {
+  readonly compile?: CompileOptions;
+  /**
+   * Memory for the answers each snapshot keeps by context (0: none). Only for contexts that are
+   * the whole input of evaluation, i.e. not rewritten by enrichers.
+   */
+  readonly answerCacheBytes?: number;
+  /** Counts the evaluations of every snapshot (usage metrics on). */
+  readonly usage?: UsageCounting;
+}
+
 /**
- * The proxy's current compiled snapshot. The sync loop is its only writer; request handlers only
- * read `current` (habit 8). Not ready until the first payload arrives.
+ * The proxy's current compiled snapshot. The sync loop (and the backup and bootstrap before the
+ * first sync) is its only writer, and swaps in a whole new snapshot; request handlers only read
+ * `current`, so a request sees one snapshot from start to end. Not ready until the first payload
+ * arrives.
  */
 export class ProxyState {
   private compiled: CompiledState | undefined;
-  /** Epoch ms of the last payload change and of the last successful upstream check. */
+  /** Epoch ms of the last payload change. */
   lastUpdateMs = 0;
-  lastFetchMs = 0;
   private readonly listeners: StateListener[] = [];
+  /** Fragment ids of every snapshot of this proxy (see `CompiledStateOptions.nextFragmentId`). */
+  private lastFragmentId = 0;
+  private readonly nextFragmentId = () => ++this.lastFragmentId;
 
-  /**
-   * `answerCacheBytes`: memory for the answers each snapshot keeps by context (0: none). Only for
-   * contexts that are the whole input of evaluation, i.e. not rewritten by enrichers.
-   */
-  constructor(
-    private readonly compileOptions: CompileOptions = {},
-    private readonly answerCacheBytes = 0,
-  ) {}
+  constructor(private readonly options: ProxyStateOptions = {}) {}
 
   get ready(): boolean {
     return this.compiled !== undefined;
@@ -122,19 +213,29 @@ export class ProxyState {
     return this.compiled;
   }
 
-  /** Compiles and swaps in a new payload; returns the new state. */
-  update(payload: ClientFeatures, now = Date.now()): CompiledState {
-    const snapshot = compile(payload, { hostname: hostname(), ...this.compileOptions });
-    this.compiled = new CompiledState(snapshot, now, this.answerCacheBytes);
-    this.lastUpdateMs = now;
-    this.lastFetchMs = now;
-    for (const listener of this.listeners) listener(this.compiled);
-    return this.compiled;
+  /**
+   * The current snapshot, for request handlers: the readiness hook answers 503 until there is one,
+   * so a handler never runs without it.
+   */
+  serving(): CompiledState {
+    const compiled = this.compiled;
+    if (compiled === undefined)
+      throw new Error('no snapshot yet: the readiness hook must run first');
+    return compiled;
   }
 
-  /** An upstream check that changed nothing (304). */
-  touch(now = Date.now()): void {
-    this.lastFetchMs = now;
+  /** Compiles and swaps in a new payload; returns the new state. */
+  update(payload: ClientFeatures, now = Date.now()): CompiledState {
+    const snapshot = compile(payload, { hostname: hostname(), ...this.options.compile });
+    this.compiled = new CompiledState(snapshot, now, {
+      answerCacheBytes: this.options.answerCacheBytes,
+      // Counting starts before any request can see the snapshot.
+      usage: this.options.usage?.track(snapshot),
+      nextFragmentId: this.nextFragmentId,
+    });
+    this.lastUpdateMs = now;
+    for (const listener of this.listeners) listener(this.compiled);
+    return this.compiled;
   }
 
   onUpdate(listener: StateListener): void {

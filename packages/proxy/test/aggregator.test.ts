@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { compile, type Evaluation } from '@flags/engine';
-import { UsageAggregator } from '@flags/proxy';
+import { compile } from '@flags/engine';
+import { CompiledState, UsageAggregator } from '@flags/proxy';
 import { MAX_METRIC_COUNT } from '@flags/schemas';
 import { smallPayload } from './fixtures/small.js';
 
@@ -21,6 +21,12 @@ function toggles(aggregator: UsageAggregator) {
         ),
       ]),
   );
+}
+
+/** A new snapshot of `smallPayload` whose evaluations `aggregator` counts, as `ProxyState` makes it. */
+function counted(aggregator: UsageAggregator): CompiledState {
+  const snapshot = compile(smallPayload);
+  return new CompiledState(snapshot, 0, { usage: aggregator.track(snapshot) });
 }
 
 describe('usage aggregator', () => {
@@ -55,12 +61,10 @@ describe('usage aggregator', () => {
 
   it('counts evaluations of the current and of a replaced snapshot, then forgets the idle one', () => {
     const aggregator = new UsageAggregator({ appName: 'proxy', environment: undefined });
-    const first = compile(smallPayload);
-    aggregator.attach(first);
+    const first = counted(aggregator);
     first.evaluate('with-variants', {});
     first.evaluate('unknown-name', {});
-    const second = compile(smallPayload);
-    aggregator.attach(second);
+    const second = counted(aggregator);
     // A request that still holds the old snapshot keeps counting into it.
     first.evaluate('simple-off', {});
     second.evaluate('simple-on', {});
@@ -82,12 +86,11 @@ describe('usage aggregator', () => {
 
   it('counts answers sent again in full when collecting, also after their snapshot was replaced', () => {
     const aggregator = new UsageAggregator({ appName: 'proxy', environment: undefined });
-    const first = compile(smallPayload);
-    const counter = aggregator.attach(first);
+    const snapshot = compile(smallPayload);
+    const counter = aggregator.track(snapshot);
+    const first = new CompiledState(snapshot, 0, { usage: counter });
     // An answer as the answer cache keeps it: every flag's result by position.
-    const results = first.names.map(
-      (name) => first.evaluate(name, { userId: '123' }) as Evaluation,
-    );
+    const results = first.evaluateAll({ userId: '123' });
     const expected = (times: number) =>
       Object.fromEntries(
         results.map((result) => [
@@ -104,7 +107,7 @@ describe('usage aggregator', () => {
     assert.deepEqual(evaluatedOnce, { proxy: expected(1) });
     assert.ok(Object.values(evaluatedOnce.proxy).some((t) => Object.keys(t.variants).length > 0));
     for (let i = 0; i < 3; i++) counter.countAgain(results);
-    aggregator.attach(compile(smallPayload));
+    counted(aggregator);
     assert.deepEqual(toggles(aggregator), { proxy: expected(3) });
     assert.ok(aggregator.empty, 'folded once');
   });
@@ -116,8 +119,7 @@ describe('usage aggregator', () => {
       maxExtraNames: 2,
       maxApps: 2,
     });
-    const snapshot = compile(smallPayload);
-    aggregator.attach(snapshot);
+    counted(aggregator);
     const names: Record<string, { yes: number; no: number }> = {};
     for (let i = 0; i < 20; i++) names[`unknown-${i}`] = { yes: 1, no: 0 };
     names['simple-on'] = { yes: 3, no: 0 };

@@ -6,5 +6,6 @@ export * from './frontend.js';
 export * from './import-export.js';
 export * from './insights.js';
 export * from './metrics.js';
+export * from './ofrep.js';
 export * from './register.js';
 export * from './signup-token.js';

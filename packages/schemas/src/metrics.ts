@@ -42,6 +42,17 @@ export const clientMetricsSchema = {
   },
 } as const;
 
+/**
+ * `POST /proxy/client/metrics` of flags-proxy: a frontend or server-side SDK's report, which must
+ * carry its bucket (registrations share `clientMetricsSchema` without one).
+ */
+export const usageReportSchema = {
+  ...clientMetricsSchema,
+  required: ['appName', 'bucket'],
+  properties: { ...clientMetricsSchema.properties, bucket: metricsBucketSchema },
+} as const;
+
 export type ToggleMetrics = FromSchema<typeof toggleMetricsSchema>;
 export type MetricsBucket = FromSchema<typeof metricsBucketSchema>;
 export type ClientMetrics = FromSchema<typeof clientMetricsSchema>;
+export type UsageReport = FromSchema<typeof usageReportSchema>;

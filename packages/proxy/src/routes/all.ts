@@ -1,11 +1,13 @@
-import type { FastifyInstance, RouteHandlerMethod } from 'fastify';
-import { readJsonBodies } from '../json-body.js';
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import { readJsonBodies } from '../http/json-body.js';
 import {
   type EvaluationRouteOptions,
   evaluateBody,
   evaluateQuery,
   evaluationDocs,
   evaluationSchema,
+  type QueryRoute,
+  type TextBodyRoute,
 } from './frontend.js';
 
 export const ALL_DISABLED_MESSAGE =
@@ -19,10 +21,10 @@ export interface AllRouteOptions extends EvaluationRouteOptions {
 export function allRoutes(app: FastifyInstance, options: AllRouteOptions, done: () => void): void {
   const { authenticate, enabled } = options;
   readJsonBodies(app, 'text');
-  const disabled: RouteHandlerMethod = function allEndpointDisabled(_request, reply) {
+  const disabled = function allEndpointDisabled(_request: FastifyRequest, reply: FastifyReply) {
     return reply.code(501).type('text/html; charset=utf-8').send(ALL_DISABLED_MESSAGE);
   };
-  app.get(
+  app.get<QueryRoute>(
     '/proxy/all',
     {
       onRequest: authenticate,
@@ -31,7 +33,7 @@ export function allRoutes(app: FastifyInstance, options: AllRouteOptions, done: 
     },
     enabled ? evaluateQuery(options, true) : disabled,
   );
-  app.post(
+  app.post<TextBodyRoute>(
     '/proxy/all',
     {
       onRequest: authenticate,

@@ -1,14 +1,15 @@
 import { createHash } from 'node:crypto';
 import { clientFeaturesSchema } from '@flags/schemas';
-import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import type { FastifyInstance } from 'fastify';
+import type { Authenticate } from '../auth/require-key.js';
+import { notModified } from '../http/conditional.js';
+import { errorResponses, SERVER_SIDE_TAG } from '../http/route-docs.js';
 import type { CompiledState, ProxyState } from '../state.js';
-import { errorResponses, SERVER_SIDE_TAG } from './docs.js';
-import { currentState } from './frontend.js';
 
 export interface ClientFeaturesRouteOptions {
   readonly state: ProxyState;
   /** Server-side tokens only (`expServerSideSdkConfig.tokens`); client keys get 401. */
-  readonly authenticate: (request: FastifyRequest, reply: FastifyReply, done: () => void) => void;
+  readonly authenticate: Authenticate;
   /** `KeyedAnswerHeaders.serverSide`: `private` caching, `Vary` on the key header. */
   readonly headers: Readonly<Record<string, string>>;
 }
@@ -16,29 +17,6 @@ export interface ClientFeaturesRouteOptions {
 interface Body {
   readonly json: string;
   readonly etag: string;
-}
-
-/** The synced payload and its strong validator, computed once per snapshot (habit 9). */
-const bodies = new WeakMap<CompiledState, Body>();
-
-function bodyOf(compiled: CompiledState): Body {
-  let body = bodies.get(compiled);
-  if (body === undefined) {
-    const json = compiled.clientFeaturesJson();
-    const digest = createHash('sha256').update(json).digest('base64url').slice(0, 27);
-    body = { json, etag: `"${json.length.toString(36)}-${digest}"` };
-    bodies.set(compiled, body);
-  }
-  return body;
-}
-
-/** `If-None-Match` against a strong tag, compared weakly (RFC 9110 §13.1.2: GET uses weak comparison). */
-function matches(header: string, etag: string): boolean {
-  for (const candidate of header.split(',')) {
-    const tag = candidate.trim();
-    if (tag === '*' || tag === etag || tag === `W/${etag}`) return true;
-  }
-  return false;
 }
 
 /**
@@ -51,6 +29,22 @@ export function clientFeaturesRoutes(
   done: () => void,
 ): void {
   const { state, authenticate, headers } = options;
+  /**
+   * The synced payload and its strong validator, serialized and hashed once per snapshot rather
+   * than per request; kept by this app, so it goes with the app and with its snapshots.
+   */
+  const bodies = new WeakMap<CompiledState, Body>();
+  const bodyOf = (compiled: CompiledState): Body => {
+    let body = bodies.get(compiled);
+    if (body === undefined) {
+      const json = compiled.clientFeaturesJson();
+      const digest = createHash('sha256').update(json).digest('base64url').slice(0, 27);
+      body = { json, etag: `"${json.length.toString(36)}-${digest}"` };
+      bodies.set(compiled, body);
+    }
+    return body;
+  };
+
   app.get(
     '/proxy/client/features',
     {
@@ -66,13 +60,10 @@ export function clientFeaturesRoutes(
       onRequest: authenticate,
     },
     function clientGetFeatures(request, reply) {
-      const body = bodyOf(currentState(state));
+      const body = bodyOf(state.serving());
       reply.headers(headers);
       reply.header('etag', body.etag);
-      const ifNoneMatch = request.headers['if-none-match'];
-      if (ifNoneMatch !== undefined && matches(ifNoneMatch, body.etag)) {
-        return reply.code(304).send();
-      }
+      if (notModified(request, body.etag)) return reply.code(304).send();
       return reply.code(200).type('application/json; charset=utf-8').send(body.json);
     },
   );

@@ -1,28 +1,45 @@
-import { type Context, frontendRequestSchema, frontendResponseSchema } from '@flags/schemas';
-import type { FastifyInstance, FastifyReply, FastifyRequest, RouteHandlerMethod } from 'fastify';
+import {
+  type Context,
+  contextQuerySchema,
+  frontendRequestSchema,
+  frontendResponseSchema,
+} from '@flags/schemas';
+import type { FastifyInstance, FastifyReply, FastifyRequest, RouteGenericInterface } from 'fastify';
+import type { Authenticate } from '../auth/require-key.js';
+import type { Enrichers } from '../context/enrichers.js';
 import type { ContextDefaults } from '../context/from-request.js';
 import { contextFromBody, contextFromQuery } from '../context/from-request.js';
 import { ProxyError } from '../errors.js';
-import { parseJson, readJsonBodies } from '../json-body.js';
+import { parseJson, readJsonBodies } from '../http/json-body.js';
+import { errorResponses, FRONTEND_TAG } from '../http/route-docs.js';
+import { type AnswerWriter, type Rendered, renderNamed, sendRendered } from '../http/serialize.js';
 import type { CompiledState, ProxyState } from '../state.js';
-import { errorResponses, FRONTEND_TAG } from './docs.js';
-import type { Enrichers } from './hooks.js';
-import {
-  keptAnswer,
-  type Rendered,
-  renderEvaluations,
-  renderNamed,
-  sendRendered,
-} from './serialize.js';
 
 export interface EvaluationRouteOptions {
   readonly state: ProxyState;
-  readonly authenticate: (request: FastifyRequest, reply: FastifyReply, done: () => void) => void;
+  readonly authenticate: Authenticate;
   readonly defaults: ContextDefaults;
   readonly enrichers: Enrichers;
   /** Headers of every answer (`KeyedAnswerHeaders.evaluation`). */
   readonly headers: Readonly<Record<string, string>>;
+  /** The app's writer of evaluation answers. */
+  readonly writer: AnswerWriter;
 }
+
+/** The query as Fastify parses it: no schema runs on the hot path (see `evaluationDocs`). */
+export interface QueryRoute extends RouteGenericInterface {
+  Querystring: Record<string, string | string[]>;
+}
+
+/** The body as JSON text (`readJsonBodies(app, 'text')`), parsed only when no answer is kept. */
+export interface TextBodyRoute extends RouteGenericInterface {
+  Body: string | undefined;
+}
+
+export type EvaluationHandler<Route extends RouteGenericInterface> = (
+  request: FastifyRequest<Route>,
+  reply: FastifyReply,
+) => FastifyReply | Promise<FastifyReply>;
 
 export interface EvaluationBody {
   readonly context: unknown;
@@ -35,20 +52,6 @@ export interface EvaluationBody {
  * the hot path), so those two schemas go in `config.docs` and only document; the response schemas
  * never serialize, since the answers are pre-serialized strings.
  */
-export const contextQuerySchema = {
-  type: 'object',
-  description:
-    'The evaluation context. `properties[name]=value` sets a property; any other parameter is a property too.',
-  properties: {
-    appName: { type: 'string' },
-    environment: { type: 'string' },
-    userId: { type: 'string' },
-    sessionId: { type: 'string' },
-    remoteAddress: { type: 'string' },
-    currentTime: { type: 'string', description: 'A date-time; evaluation time when absent.' },
-  },
-} as const;
-
 export function evaluationSchema(summary: string, method: 'GET' | 'POST', all: boolean) {
   return {
     summary,
@@ -131,31 +134,25 @@ function requestKey(
   return `${source} ${all ? 'all' : 'enabled'} ${ip} ${raw}`;
 }
 
-/** The readiness hook guarantees a snapshot on every route behind it. */
-export function currentState(state: ProxyState): CompiledState {
-  return state.current as CompiledState;
-}
-
 /**
  * The `GET` handler of an evaluation route: context from the query, the toggles that are enabled
  * (or, with `all`, every toggle).
  */
-export function evaluateQuery(options: EvaluationRouteOptions, all: boolean): RouteHandlerMethod {
-  const { state, defaults, headers } = options;
+export function evaluateQuery(
+  options: EvaluationRouteOptions,
+  all: boolean,
+): EvaluationHandler<QueryRoute> {
+  const { state, defaults, headers, writer } = options;
   return function evaluateQueryContext(request, reply) {
-    const compiled = currentState(state);
+    const compiled = state.serving();
     const key = requestKey(compiled, 'query', all, request.ip, request.url);
-    const kept = keptAnswer(compiled, key);
+    const kept = compiled.keptAnswer(key);
     if (kept !== undefined) return sendRendered(request, reply, kept, headers);
-    const context = contextFromQuery(
-      request.query as Record<string, string | string[]>,
-      request.ip,
-      defaults,
-    );
+    const context = contextFromQuery(request.query, request.ip, defaults);
     return withContext(
       options,
       context,
-      (ctx) => renderEvaluations(compiled, ctx, all, key),
+      (ctx) => writer.renderEvaluations(compiled, ctx, all, key),
       request,
       reply,
     );
@@ -166,13 +163,16 @@ export function evaluateQuery(options: EvaluationRouteOptions, all: boolean): Ro
  * The `POST` handler of an evaluation route: `{ context, toggles? }`; every named toggle when
  * `toggles` is given, else as `evaluateQuery`.
  */
-export function evaluateBody(options: EvaluationRouteOptions, all: boolean): RouteHandlerMethod {
-  const { state, defaults, headers } = options;
+export function evaluateBody(
+  options: EvaluationRouteOptions,
+  all: boolean,
+): EvaluationHandler<TextBodyRoute> {
+  const { state, defaults, headers, writer } = options;
   return function evaluateBodyContext(request, reply) {
-    const compiled = currentState(state);
-    const text = (request.body as string | undefined) ?? '';
+    const compiled = state.serving();
+    const text = request.body ?? '';
     const key = requestKey(compiled, 'body', all, request.ip, text);
-    const kept = keptAnswer(compiled, key);
+    const kept = compiled.keptAnswer(key);
     if (kept !== undefined) return sendRendered(request, reply, kept, headers);
     const body = readEvaluationBody(text);
     const context = contextFromBody(body.context, request.ip, defaults);
@@ -181,7 +181,7 @@ export function evaluateBody(options: EvaluationRouteOptions, all: boolean): Rou
       options,
       context,
       names === undefined
-        ? (ctx) => renderEvaluations(compiled, ctx, all, key)
+        ? (ctx) => writer.renderEvaluations(compiled, ctx, all, key)
         : (ctx) => renderNamed(compiled, ctx, names),
       request,
       reply,
@@ -197,7 +197,7 @@ export function frontendRoutes(
 ): void {
   const { authenticate } = options;
   readJsonBodies(app, 'text');
-  app.get(
+  app.get<QueryRoute>(
     '/proxy',
     {
       onRequest: authenticate,
@@ -206,7 +206,7 @@ export function frontendRoutes(
     },
     evaluateQuery(options, false),
   );
-  app.post(
+  app.post<TextBodyRoute>(
     '/proxy',
     {
       onRequest: authenticate,

@@ -1,18 +1,13 @@
-import { clientMetricsSchema, metricsBucketSchema } from '@flags/schemas';
-import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import type { UsageAggregator, UsageReport } from '../usage/aggregator.js';
-import { errorResponses, SERVER_SIDE_TAG, textResponse } from './docs.js';
-
-/** A frontend report must carry its bucket (the shared schema also serves registrations without). */
-export const usageReportSchema = {
-  ...clientMetricsSchema,
-  required: ['appName', 'bucket'],
-  properties: { ...clientMetricsSchema.properties, bucket: metricsBucketSchema },
-} as const;
+import type { JsonSchemaToTsProvider } from '@fastify/type-provider-json-schema-to-ts';
+import { usageReportSchema } from '@flags/schemas';
+import type { FastifyInstance } from 'fastify';
+import type { Authenticate } from '../auth/require-key.js';
+import { errorResponses, SERVER_SIDE_TAG, textResponse } from '../http/route-docs.js';
+import type { UsageAggregator } from '../usage/aggregator.js';
 
 export interface MetricsRouteOptions {
   /** Client keys and server-side tokens. */
-  readonly authenticate: (request: FastifyRequest, reply: FastifyReply, done: () => void) => void;
+  readonly authenticate: Authenticate;
   /** `undefined` when `metricsInterval` is 0: reports are validated and answered, not kept. */
   readonly aggregator: UsageAggregator | undefined;
 }
@@ -34,11 +29,16 @@ export function metricsRoutes(
     body: usageReportSchema,
     response: { 200: textResponse('OK'), ...errorResponses(400, 401, 429, 503) },
   };
-  const handler = function clientPostMetrics(request: FastifyRequest, reply: FastifyReply) {
-    aggregator?.addReport(request.body as UsageReport);
-    return reply.code(200).type('text/plain; charset=utf-8').send('OK');
-  };
-  app.post('/proxy/client/metrics', { schema, onRequest: authenticate }, handler);
-  app.post('/proxy/all/client/metrics', { schema, onRequest: authenticate }, handler);
+  const typed = app.withTypeProvider<JsonSchemaToTsProvider>();
+  for (const path of ['/proxy/client/metrics', '/proxy/all/client/metrics']) {
+    typed.post(
+      path,
+      { schema, onRequest: authenticate },
+      function clientPostMetrics(request, reply) {
+        aggregator?.addReport(request.body);
+        return reply.code(200).type('text/plain; charset=utf-8').send('OK');
+      },
+    );
+  }
   done();
 }

@@ -1,13 +1,24 @@
 import type { Evaluation } from '@flags/engine';
-import type { Context } from '@flags/schemas';
+import {
+  type Context,
+  type OfrepErrorBody,
+  type OfrepErrorCode,
+  type OfrepEvaluation,
+  type OfrepFlagParams,
+  ofrepBulkResponseSchema,
+  ofrepErrorSchema,
+  ofrepEvaluationSchema,
+  ofrepFlagParamsSchema,
+  ofrepRequestSchema,
+} from '@flags/schemas';
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import type { KeyChecker } from '../auth/client-keys.js';
+import type { Authenticate } from '../auth/require-key.js';
+import type { Enrichers } from '../context/enrichers.js';
 import { type ContextDefaults, contextFromBody } from '../context/from-request.js';
 import { ProxyError } from '../errors.js';
+import { etagPart, FNV_OFFSET, fnv1a, notModified } from '../http/conditional.js';
+import { errorResponses, OFREP_TAG } from '../http/route-docs.js';
 import type { CompiledState, ProxyState } from '../state.js';
-import { errorResponses, OFREP_TAG } from './docs.js';
-import { currentState } from './frontend.js';
-import type { Enrichers } from './hooks.js';
 
 /**
  * OFREP, the OpenFeature Remote Evaluation Protocol: `POST /ofrep/v1/evaluate/flags/{key}` and the
@@ -16,75 +27,21 @@ import type { Enrichers } from './hooks.js';
  * `Authorization: Bearer <key>` and `X-API-Key: <key>` (the protocol's two security schemes).
  */
 
-type ErrorCode = 'PARSE_ERROR' | 'INVALID_CONTEXT' | 'FLAG_NOT_FOUND' | 'GENERAL';
-
 class OfrepError extends Error {
   constructor(
     readonly status: number,
-    readonly errorCode: ErrorCode,
+    readonly errorCode: OfrepErrorCode,
     readonly errorDetails: string,
   ) {
     super(errorDetails);
   }
 }
 
-const primitive = { type: ['string', 'number', 'boolean'] } as const;
-
-const successSchema = {
-  type: 'object',
-  required: ['key', 'value', 'reason', 'variant'],
-  properties: {
-    key: { type: 'string' },
-    value: {
-      description:
-        'The variant payload parsed by its type (`json` → object, `number` → number, `string`/`csv` → string); `true`/`false` for flags without a variant.',
-    },
-    reason: { type: 'string', enum: ['STATIC', 'TARGETING_MATCH', 'SPLIT', 'DISABLED', 'ERROR'] },
-    variant: { type: 'string' },
-    metadata: { type: 'object', additionalProperties: primitive },
-  },
-} as const;
-
-const failureSchema = {
-  type: 'object',
-  required: ['errorCode'],
-  properties: {
-    key: { type: 'string' },
-    errorCode: {
-      type: 'string',
-      enum: [
-        'PARSE_ERROR',
-        'TARGETING_KEY_MISSING',
-        'INVALID_CONTEXT',
-        'GENERAL',
-        'FLAG_NOT_FOUND',
-      ],
-    },
-    errorDetails: { type: 'string' },
-  },
-} as const;
-
-const requestSchema = {
-  type: 'object',
-  properties: {
-    context: {
-      type: 'object',
-      description:
-        '`targetingKey` is the user id; `appName`, `environment`, `userId`, `sessionId`, `remoteAddress`, `currentTime` are context fields; any other attribute is a property.',
-      properties: { targetingKey: { type: 'string' } },
-      additionalProperties: true,
-    },
-  },
-} as const;
-
 /** One result's OFREP JSON and an id standing for it in bulk ETags, cached per interned result. */
 interface Fragment {
   readonly json: string;
   readonly id: number;
 }
-
-let nextId = 1;
-const fragmentsByState = new WeakMap<CompiledState, Map<Evaluation, Fragment>>();
 
 function payloadValue(payload: { readonly type: string; readonly value: string }): unknown {
   switch (payload.type) {
@@ -104,7 +61,7 @@ function payloadValue(payload: { readonly type: string; readonly value: string }
 }
 
 /** `{ key, value, reason, variant, metadata }` of one engine result. */
-export function ofrepResult(result: Evaluation) {
+export function ofrepResult(result: Evaluation): OfrepEvaluation {
   const variant = result.variant;
   const real = result.enabled && variant.enabled;
   return {
@@ -120,21 +77,30 @@ export function ofrepResult(result: Evaluation) {
   };
 }
 
-function fragment(compiled: CompiledState, result: Evaluation): Fragment {
-  let fragments = fragmentsByState.get(compiled);
-  if (fragments === undefined) {
-    fragments = new Map();
-    fragmentsByState.set(compiled, fragments);
+/**
+ * The OFREP fragments of one app, per snapshot. Ids count up across the app's snapshots, so an
+ * ETag of an old snapshot never names an answer of a new one.
+ */
+class OfrepFragments {
+  private readonly byState = new WeakMap<CompiledState, Map<Evaluation, Fragment>>();
+  private lastId = 0;
+
+  of(compiled: CompiledState, result: Evaluation): Fragment {
+    let fragments = this.byState.get(compiled);
+    if (fragments === undefined) {
+      fragments = new Map();
+      this.byState.set(compiled, fragments);
+    }
+    let found = fragments.get(result);
+    if (found === undefined) {
+      found = { json: JSON.stringify(ofrepResult(result)), id: ++this.lastId };
+      fragments.set(result, found);
+    }
+    return found;
   }
-  let found = fragments.get(result);
-  if (found === undefined) {
-    found = { json: JSON.stringify(ofrepResult(result)), id: nextId++ };
-    fragments.set(result, found);
-  }
-  return found;
 }
 
-const ATTRIBUTE_FIELDS = new Set(['properties', 'currentTime']);
+const ATTRIBUTE_FIELDS: ReadonlySet<string> = new Set(['properties', 'currentTime']);
 
 /** The engine context of an OFREP request body (`{ context: { targetingKey?, ...attributes } }`). */
 function contextOf(body: unknown, ip: string, defaults: ContextDefaults): Context {
@@ -171,15 +137,6 @@ function contextOf(body: unknown, ip: string, defaults: ContextDefaults): Contex
   }
 }
 
-function matches(header: string, etag: string): boolean {
-  const opaque = etag.slice(2);
-  for (const candidate of header.split(',')) {
-    const tag = candidate.trim();
-    if (tag === '*' || tag === etag || tag === opaque) return true;
-  }
-  return false;
-}
-
 export interface OfrepRouteOptions {
   readonly state: ProxyState;
   /**
@@ -188,41 +145,19 @@ export interface OfrepRouteOptions {
    * the enabled flags, and a flag that is off is answered exactly as an unknown one.
    */
   readonly all: boolean;
-  readonly checker: KeyChecker;
-  readonly headerName: string;
+  /** The client key in the configured header or in OFREP's (`requireOfrepKey`). */
+  readonly authenticate: Authenticate;
   readonly defaults: ContextDefaults;
   readonly enrichers: Enrichers;
   /** `Vary` of every evaluation answer (`KeyedAnswerHeaders.ofrepVary`). */
   readonly vary: string;
 }
 
-/** The client key from the configured header, `Authorization: Bearer <key>` or `X-API-Key`. */
-function ofrepKey(checker: KeyChecker, headerName: string) {
-  return function checkOfrepKey(request: FastifyRequest, reply: FastifyReply, done: () => void) {
-    const headers = request.headers;
-    const configured = headers[headerName];
-    const authorization = headers.authorization;
-    const bearer =
-      typeof authorization === 'string' && /^bearer /i.test(authorization)
-        ? authorization.slice(7).trim()
-        : undefined;
-    if (
-      checker.accepts(configured) ||
-      (bearer !== undefined && checker.accepts(bearer)) ||
-      checker.accepts(headers['x-api-key'])
-    ) {
-      done();
-      return;
-    }
-    void reply.code(401).type('text/plain; charset=utf-8').send('Unauthorized');
-  };
-}
-
 /** Errors of the OFREP routes in the protocol's shape (`{ key?, errorCode, errorDetails }`). */
 function ofrepErrorHandler(error: FastifyError, request: FastifyRequest, reply: FastifyReply) {
   const key = (request.params as { key?: string } | undefined)?.key;
   let status = 500;
-  let errorCode: ErrorCode = 'GENERAL';
+  let errorCode: OfrepErrorCode = 'GENERAL';
   let details = 'the flag could not be evaluated';
   if (error instanceof OfrepError) {
     status = error.status;
@@ -241,16 +176,11 @@ function ofrepErrorHandler(error: FastifyError, request: FastifyRequest, reply: 
     errorCode = 'PARSE_ERROR';
     details = error.message;
   }
-  void reply
-    .code(status)
-    .type('application/json; charset=utf-8')
-    .send(
-      JSON.stringify(
-        key === undefined
-          ? { errorCode, errorDetails: details }
-          : { key, errorCode, errorDetails: details },
-      ),
-    );
+  const body: OfrepErrorBody =
+    key === undefined
+      ? { errorCode, errorDetails: details }
+      : { key, errorCode, errorDetails: details };
+  void reply.code(status).type('application/json; charset=utf-8').send(JSON.stringify(body));
 }
 
 export function ofrepRoutes(
@@ -258,38 +188,40 @@ export function ofrepRoutes(
   options: OfrepRouteOptions,
   done: () => void,
 ): void {
-  const { state, defaults, enrichers, all, vary } = options;
-  const authenticate = ofrepKey(options.checker, options.headerName);
+  const { state, defaults, enrichers, all, vary, authenticate } = options;
+  const fragments = new OfrepFragments();
   const enrich = (context: Context): Context | Promise<Context> =>
     enrichers.empty ? context : enrichers.apply(context);
 
-  app.post(
+  // The answers are JSON text written here, so the response schemas only document: the route
+  // types its params alone, from their schema.
+  app.post<{ Params: OfrepFlagParams }>(
     '/ofrep/v1/evaluate/flags/:key',
     {
       schema: {
         summary: 'OFREP: evaluate one flag.',
         tags: [OFREP_TAG],
-        params: { type: 'object', properties: { key: { type: 'string' } }, required: ['key'] },
+        params: ofrepFlagParamsSchema,
         response: {
-          200: { description: 'The evaluation.', ...successSchema },
-          400: { description: 'PARSE_ERROR or INVALID_CONTEXT.', ...failureSchema },
+          200: { description: 'The evaluation.', ...ofrepEvaluationSchema },
+          400: { description: 'PARSE_ERROR or INVALID_CONTEXT.', ...ofrepErrorSchema },
           404: {
             description:
               'FLAG_NOT_FOUND: no such flag, or (without `enableAllEndpoint`) the flag is off for the context.',
-            ...failureSchema,
+            ...ofrepErrorSchema,
           },
           ...errorResponses(401, 503),
         },
       },
-      config: { docs: { body: requestSchema } },
+      config: { docs: { body: ofrepRequestSchema } },
       onRequest: authenticate,
       errorHandler: ofrepErrorHandler,
     },
     async function ofrepEvaluateFlag(request, reply) {
-      const compiled = currentState(state);
-      const key = (request.params as { key: string }).key;
+      const compiled = state.serving();
+      const key = request.params.key;
       const context = await enrich(contextOf(request.body, request.ip, defaults));
-      const result = compiled.snapshot.evaluate(key, context);
+      const result = compiled.evaluate(key, context);
       if (result === undefined || (!all && !result.enabled)) {
         throw new OfrepError(404, 'FLAG_NOT_FOUND', `flag "${key}" was not found`);
       }
@@ -297,7 +229,7 @@ export function ofrepRoutes(
         .code(200)
         .header('vary', vary)
         .type('application/json; charset=utf-8')
-        .send(fragment(compiled, result).json);
+        .send(fragments.of(compiled, result).json);
     },
   );
 
@@ -312,39 +244,37 @@ export function ofrepRoutes(
           200: {
             description:
               'The flags enabled for the context (with `enableAllEndpoint`, every flag).',
-            type: 'object',
-            properties: { flags: { type: 'array', items: successSchema } },
+            ...ofrepBulkResponseSchema,
           },
           304: { description: 'Not modified (`If-None-Match`).', type: 'null' },
-          400: { description: 'PARSE_ERROR or INVALID_CONTEXT.', ...failureSchema },
+          400: { description: 'PARSE_ERROR or INVALID_CONTEXT.', ...ofrepErrorSchema },
           ...errorResponses(401, 503),
         },
       },
-      config: { docs: { body: requestSchema } },
+      config: { docs: { body: ofrepRequestSchema } },
       onRequest: authenticate,
       errorHandler: ofrepErrorHandler,
     },
     async function ofrepEvaluateFlags(request, reply) {
-      const compiled = currentState(state);
+      const compiled = state.serving();
       const context = await enrich(contextOf(request.body, request.ip, defaults));
-      const results = compiled.snapshot.evaluateAll(context);
+      const results = compiled.evaluateAll(context);
       let body = '{"flags":[';
-      let h1 = 0x811c9dc5;
+      let h1 = FNV_OFFSET;
       let count = 0;
       for (let i = 0; i < results.length; i++) {
         const result = results[i] as Evaluation;
         if (!all && !result.enabled) continue;
-        const part = fragment(compiled, result);
+        const part = fragments.of(compiled, result);
         body = count === 0 ? body + part.json : `${body},${part.json}`;
-        h1 = Math.imul(h1 ^ part.id, 0x01000193);
+        h1 = fnv1a(h1, part.id);
         count++;
       }
       body += ']}';
-      const etag = `W/"${count.toString(36)}-${(h1 >>> 0).toString(36)}-${body.length.toString(36)}"`;
+      const etag = `W/"${count.toString(36)}-${etagPart(h1)}-${etagPart(body.length)}"`;
       reply.header('etag', etag);
       reply.header('vary', vary);
-      const ifNoneMatch = request.headers['if-none-match'];
-      if (ifNoneMatch !== undefined && matches(ifNoneMatch, etag)) return reply.code(304).send();
+      if (notModified(request, etag)) return reply.code(304).send();
       return reply.code(200).type('application/json; charset=utf-8').send(body);
     },
   );

@@ -1,6 +1,6 @@
 import type { FastifyInstance } from 'fastify';
+import { errorResponses, OPERATIONAL_TAG, textResponse } from '../http/route-docs.js';
 import type { ProxyMetrics } from '../prometheus.js';
-import { errorResponses, OPERATIONAL_TAG, textResponse } from './docs.js';
 
 /** `GET /proxy/internal-backstage/prometheus`: the exposition text; no key (readiness applies). */
 export function prometheusRoutes(

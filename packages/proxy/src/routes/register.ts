@@ -1,11 +1,13 @@
+import type { JsonSchemaToTsProvider } from '@fastify/type-provider-json-schema-to-ts';
 import { type ClientRegister, clientRegisterSchema } from '@flags/schemas';
-import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import type { FastifyInstance, FastifyRequest } from 'fastify';
+import type { Authenticate } from '../auth/require-key.js';
 import type { ProxyConfig } from '../config/load.js';
 import type { Logger } from '../config/options.js';
+import { errorResponses, SERVER_SIDE_TAG, textResponse } from '../http/route-docs.js';
 import type { UpstreamClient } from '../sync/http-client.js';
 import { upstreamHeaders } from '../sync/upstream.js';
 import type { UsageAggregator } from '../usage/aggregator.js';
-import { errorResponses, SERVER_SIDE_TAG, textResponse } from './docs.js';
 
 /** Registrations forwarded at once at most; more are answered but not forwarded. */
 const MAX_FORWARDS_IN_FLIGHT = 16;
@@ -16,7 +18,7 @@ export interface RegisterRouteOptions {
   readonly upstream: UpstreamClient | undefined;
   readonly log: Logger;
   /** Client keys and server-side tokens. */
-  readonly authenticate: (request: FastifyRequest, reply: FastifyReply, done: () => void) => void;
+  readonly authenticate: Authenticate;
   /** Whether the request's key is a client key (public: it ships in every page). */
   readonly publicKey: (request: FastifyRequest) => boolean;
   /** `undefined` when usage metrics are off: client-key registrations then go nowhere. */
@@ -70,7 +72,7 @@ export function registerRoutes(
     }
   };
 
-  app.post(
+  app.withTypeProvider<JsonSchemaToTsProvider>().post(
     '/proxy/client/register',
     {
       schema: {
@@ -83,7 +85,7 @@ export function registerRoutes(
       onRequest: authenticate,
     },
     function clientPostRegister(request, reply) {
-      const body = request.body as ClientRegister;
+      const body = request.body;
       if (publicKey(request)) aggregator?.announce(body.appName, body.environment);
       else if (upstream === undefined)
         log.debug({}, 'no upstream client; registration not forwarded');

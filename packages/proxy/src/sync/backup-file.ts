@@ -1,3 +1,4 @@
+import { randomUUID } from 'node:crypto';
 import { mkdir, readFile, rename, rm, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { ClientFeatures } from '@flags/schemas';
@@ -7,8 +8,6 @@ import type { StorageProvider } from '../config/options.js';
 function fileName(key: string): string {
   return `${key.replace(/[^A-Za-z0-9._-]/g, '_')}.json`;
 }
-
-let writes = 0;
 
 /**
  * Backup storage in a directory (`backupDir`, `BACKUP_DIR`): one JSON file per key, written to a
@@ -31,7 +30,8 @@ export class FileBackup implements StorageProvider {
   async set(key: string, value: ClientFeatures): Promise<void> {
     await mkdir(this.dir, { recursive: true });
     const target = join(this.dir, fileName(key));
-    const temporary = `${target}.${process.pid}.${++writes}.tmp`;
+    // A name no other write uses, in this process or another one sharing the directory.
+    const temporary = `${target}.${process.pid}.${randomUUID()}.tmp`;
     try {
       await writeFile(temporary, JSON.stringify(value));
       await rename(temporary, target);

@@ -20,8 +20,9 @@ const MAX_BACKOFF_FACTOR = 32;
 const MAX_BACKOFF_MS = 300_000;
 
 /**
- * The sync loop (habit 8): polls `GET {flagsUrl}/client/features` with `If-None-Match`, compiles
- * each new payload into `state`, and keeps the last good snapshot on every kind of failure.
+ * The sync loop: polls `GET {flagsUrl}/client/features` with `If-None-Match`, compiles each new
+ * payload into `state` as a whole new snapshot (request handlers only read it, so a request never
+ * sees half an update), and keeps the last good snapshot on every kind of failure.
  * Network errors, 5xx and 429 back off exponentially with jitter (honouring `Retry-After`);
  * 401/403 are logged as a token problem and retried at the slowest pace.
  */
@@ -132,7 +133,6 @@ export class Poller {
     if (status === 304) {
       await response.dump();
       this.recovered();
-      this.state.touch();
       this.lastCheckMs = Date.now();
       return 'unchanged';
     }

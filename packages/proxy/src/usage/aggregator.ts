@@ -1,5 +1,5 @@
 import type { Evaluation, Snapshot } from '@flags/engine';
-import { MAX_METRIC_COUNT } from '@flags/schemas';
+import { MAX_METRIC_COUNT, type UsageReport } from '@flags/schemas';
 
 /** Counts of one flag in one bucket. */
 export interface ToggleCount {
@@ -18,18 +18,6 @@ export interface AppBucket {
   announced: boolean;
 }
 
-/** What a frontend SDK posts to `POST /proxy/client/metrics` (validated by the route schema). */
-export interface UsageReport {
-  readonly appName: string;
-  readonly environment?: string | undefined;
-  readonly bucket: {
-    readonly toggles: Record<
-      string,
-      { yes: number; no: number; variants?: Record<string, number> | null | undefined }
-    >;
-  };
-}
-
 export interface AggregatorOptions {
   /** The proxy's own app name: evaluations are counted under it. */
   readonly appName: string;
@@ -42,11 +30,17 @@ export interface AggregatorOptions {
   readonly now?: () => number;
 }
 
-/** Counts the results of one snapshot by flag position (see `UsageAggregator.attach`). */
+/**
+ * Counts the results of one snapshot (see `UsageAggregator.track`); its `CompiledState` counts into
+ * it while it evaluates.
+ */
 export interface EvaluationCounter {
   /** Set by whoever counts; cleared when the counts are collected. */
   dirty: boolean;
+  /** Counts one result of the flag at position `index` (the caller sets `dirty`, once per walk). */
   count(index: number, result: Evaluation): void;
+  /** Counts the result of the flag named `name`, or a name the snapshot does not know; marks dirty. */
+  countNamed(name: string, result: Evaluation | undefined): void;
   /** Counts every result of an answer sent again (by flag position), in O(1) now; marks dirty. */
   countAgain(results: readonly Evaluation[]): void;
 }
@@ -68,15 +62,27 @@ class Tally implements EvaluationCounter {
   readonly repeated = new Map<readonly Evaluation[], number>();
   dirty = false;
 
-  constructor(readonly names: readonly string[]) {
+  constructor(
+    readonly names: readonly string[],
+    /** Where names the snapshot does not know are counted. */
+    private readonly countUnknown: (name: string) => void,
+  ) {
     this.yes = new Float64Array(names.length);
     this.no = new Float64Array(names.length);
     this.index = new Map(names.map((name, i) => [name, i]));
   }
 
-  /** Counts one result of flag position `i` (the caller marks the tally dirty). */
   count(i: number, result: Evaluation): void {
     this.add(i, result, 1);
+  }
+
+  countNamed(name: string, result: Evaluation | undefined): void {
+    if (result === undefined) {
+      this.countUnknown(name);
+      return;
+    }
+    this.dirty = true;
+    this.add(this.index.get(name) as number, result, 1);
   }
 
   countAgain(results: readonly Evaluation[]): void {
@@ -130,34 +136,14 @@ export class UsageAggregator {
   }
 
   /**
-   * Makes `snapshot` count its evaluations. Called once per new snapshot, before any request can
-   * see it. Wrapping `evaluate` and `evaluateAll` on the instance keeps the engine free of metrics;
-   * `evaluateEach` is left alone, and its callers count through the returned counter while they
-   * visit the results (the hot path then walks the results once, not twice).
+   * Starts counting a new snapshot's evaluations: returns the counter that its `CompiledState`
+   * counts into while it evaluates. Called once per snapshot, before any request can see it. The
+   * snapshot is only read (its flag names), never changed: the engine's objects stay the engine's.
    */
-  attach(snapshot: Snapshot): EvaluationCounter {
-    const tally = new Tally(snapshot.names);
+  track(snapshot: Snapshot): EvaluationCounter {
+    const tally = new Tally(snapshot.names, (name) => this.countUnknown(name));
     this.tallies.add(tally);
     this.current = tally;
-    const evaluateAll = snapshot.evaluateAll;
-    const evaluate = snapshot.evaluate;
-    const aggregator = this;
-    snapshot.evaluateAll = function countedEvaluateAll(context) {
-      const results = evaluateAll.call(snapshot, context);
-      tally.dirty = true;
-      for (let i = 0; i < results.length; i++) tally.count(i, results[i] as Evaluation);
-      return results;
-    };
-    snapshot.evaluate = function countedEvaluate(name, context) {
-      const result = evaluate.call(snapshot, name, context);
-      if (result === undefined) {
-        aggregator.countUnknown(name);
-      } else {
-        tally.dirty = true;
-        tally.count(tally.index.get(name) as number, result);
-      }
-      return result;
-    };
     return tally;
   }
 

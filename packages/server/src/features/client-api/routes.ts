@@ -67,6 +67,7 @@ function acceptsGzip(header: string | undefined): boolean {
   });
 }
 
+// The proxy's http/conditional.ts has the same rule; not shared: the services never import each other and @flags/schemas holds no run-time code.
 /** `If-None-Match` may hold a list and weak validators; any entry equal to the tag matches. */
 function matchesEtag(header: string | undefined, etag: string): boolean {
   if (!header) return false;

@@ -1,6 +1,6 @@
 import type { FastifyInstance } from 'fastify';
-import type { ProxyConfig } from './config/load.js';
-import { PROXY_VERSION } from './sync/upstream.js';
+import type { ProxyConfig } from '../config/load.js';
+import { PROXY_VERSION } from '../sync/upstream.js';
 
 /** Route config read by the document transform: schema parts that document without validating. */
 interface DocsConfig {

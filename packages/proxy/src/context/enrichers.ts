@@ -1,23 +1,6 @@
 import type { Context } from '@flags/schemas';
-import type { FastifyReply, FastifyRequest } from 'fastify';
-import type { KeyChecker } from '../auth/client-keys.js';
 import type { ContextEnricher, Logger } from '../config/options.js';
 import { ProxyError } from '../errors.js';
-
-/** Readiness is checked before auth, auth before input (unlike Unleash Proxy, which validates first). */
-export function requireKey(checker: KeyChecker, headerName: string) {
-  return function checkClientKey(
-    request: FastifyRequest,
-    reply: FastifyReply,
-    done: () => void,
-  ): void {
-    if (checker.accepts(request.headers[headerName])) {
-      done();
-      return;
-    }
-    void reply.code(401).type('text/plain; charset=utf-8').send('Unauthorized');
-  };
-}
 
 /** Applies the configured enrichers in order; returns the context unchanged (and synchronously) without any. */
 export class Enrichers {

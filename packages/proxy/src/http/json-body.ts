@@ -1,6 +1,6 @@
 import type { FastifyInstance } from 'fastify';
 import parseSecureJson from 'secure-json-parse';
-import { ProxyError } from './errors.js';
+import { ProxyError } from '../errors.js';
 
 function isJsonType(contentType: string): boolean {
   const type = contentType.split(';', 1)[0]?.trim().toLowerCase() ?? '';

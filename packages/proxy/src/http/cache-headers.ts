@@ -1,4 +1,4 @@
-import type { ResolvedCors } from './config/load.js';
+import type { ResolvedCors } from '../config/load.js';
 import { echoesOrigin } from './cors.js';
 
 /**

@@ -1,6 +1,6 @@
 import rateLimit from '@fastify/rate-limit';
 import type { FastifyInstance } from 'fastify';
-import { ProxyError } from './errors.js';
+import { ProxyError } from '../errors.js';
 
 const MINUTE_MS = 60_000;
 
