@@ -8,14 +8,14 @@ import {
 } from '@flags/engine';
 import type { ClientFeatures, Context } from '@flags/schemas';
 import { type Answer, AnswerCache } from './answers.js';
+import { type ResultTag, resultTag } from './http/conditional.js';
 import type { EvaluationCounter } from './usage/aggregator.js';
 
-/** One result's serialized JSON and a small id that stands for it in ETags. */
-export interface Fragment {
+/** One result's serialized JSON and the tag that stands for it in ETags. */
+export interface Fragment extends ResultTag {
   readonly json: string;
   /** `json` as UTF-8: bodies are copied together from bytes, nothing is encoded per request. */
   readonly bytes: Buffer;
-  readonly id: number;
 }
 
 /** Where usage counting starts for each new snapshot (`UsageAggregator`). */
@@ -30,11 +30,6 @@ export interface CompiledStateOptions {
   readonly answerCacheBytes?: number;
   /** Counts every evaluation (usage metrics on); `undefined`: nothing is counted. */
   readonly usage?: EvaluationCounter;
-  /**
-   * Ids for fragments. They stand for results in ETags, so they must not repeat across the
-   * snapshots of one proxy: an old ETag then never matches a new answer.
-   */
-  readonly nextFragmentId?: () => number;
 }
 
 /** Hands `visitor` every result and counts each for usage metrics, in the one walk over the flags. */
@@ -66,7 +61,6 @@ export class CompiledState {
    */
   private readonly seen: Array<Array<Evaluation | Fragment> | undefined> = [];
   private clientFeaturesBody: string | undefined;
-  private readonly nextFragmentId: () => number;
   /** Counts the evaluations of this snapshot when usage metrics are on. */
   private readonly usage: EvaluationCounter | undefined;
 
@@ -81,8 +75,6 @@ export class CompiledState {
     const answerCacheBytes = options.answerCacheBytes ?? 0;
     this.answers = answerCacheBytes > 0 ? new AnswerCache(answerCacheBytes) : undefined;
     this.usage = options.usage;
-    let lastId = 0;
-    this.nextFragmentId = options.nextFragmentId ?? (() => ++lastId);
   }
 
   get payload(): ClientFeatures {
@@ -133,7 +125,7 @@ export class CompiledState {
     let fragment = this.fragments.get(result);
     if (fragment === undefined) {
       const json = toggleJson(result);
-      fragment = { json, bytes: Buffer.from(json, 'utf8'), id: this.nextFragmentId() };
+      fragment = { json, bytes: Buffer.from(json, 'utf8'), ...resultTag(json) };
       this.fragments.set(result, fragment);
     }
     return fragment;
@@ -199,9 +191,6 @@ export class ProxyState {
   /** Epoch ms of the last payload change. */
   lastUpdateMs = 0;
   private readonly listeners: StateListener[] = [];
-  /** Fragment ids of every snapshot of this proxy (see `CompiledStateOptions.nextFragmentId`). */
-  private lastFragmentId = 0;
-  private readonly nextFragmentId = () => ++this.lastFragmentId;
 
   constructor(private readonly options: ProxyStateOptions = {}) {}
 
@@ -231,7 +220,6 @@ export class ProxyState {
       answerCacheBytes: this.options.answerCacheBytes,
       // Counting starts before any request can see the snapshot.
       usage: this.options.usage?.track(snapshot),
-      nextFragmentId: this.nextFragmentId,
     });
     this.lastUpdateMs = now;
     for (const listener of this.listeners) listener(this.compiled);

@@ -44,8 +44,8 @@ describe('two proxies in one process', () => {
     const first = await startProxy(smallPayload, options);
     const second = await startProxy(smallPayload, options);
     try {
-      // All of the first proxy's answers before any of the second's: ids drawn from one
-      // process-wide counter would give the second proxy other ids, so other ETags.
+      // All of the first proxy's answers before any of the second's: anything drawn from one
+      // process-wide counter or cache would give the second proxy other ETags.
       const fromFirst = await etags(first);
       const fromSecond = await etags(second);
       assert.deepEqual(fromSecond, fromFirst);

@@ -1,3 +1,4 @@
+import { createHash } from 'node:crypto';
 import type { FastifyRequest } from 'fastify';
 
 /**
@@ -27,18 +28,56 @@ export function notModified(request: FastifyRequest, etag: string): boolean {
 }
 
 /**
- * FNV-1a (32 bit) over the small ids that stand for interned results: an evaluation answer's ETag
- * stands for its exact list of results, so it is computed without hashing the body.
+ * The two numbers that stand for one serialized result in the ETags of evaluation answers: the
+ * first 8 bytes of the SHA-256 of its JSON, computed once per result and snapshot. They come from
+ * the content, not from a counter, so proxies behind one load balancer, or one proxy before and
+ * after a restart, give equal answers equal tags and different answers different ones (a false
+ * match needs both numbers of a result to collide: about 2^-64).
  */
-export const FNV_OFFSET = 0x811c9dc5;
-const FNV_PRIME = 0x01000193;
-
-/** One FNV-1a step: `hash` with `id` mixed in. */
-export function fnv1a(hash: number, id: number): number {
-  return Math.imul(hash ^ id, FNV_PRIME);
+export interface ResultTag {
+  readonly tag1: number;
+  readonly tag2: number;
 }
 
+export function resultTag(json: string): ResultTag {
+  const digest = createHash('sha256').update(json).digest();
+  return { tag1: digest.readInt32LE(0), tag2: digest.readInt32LE(4) };
+}
+
+/**
+ * The ETag of an evaluation answer stands for its exact list of results: two 32-bit hashes over
+ * their tags (FNV-1a over `tag1`, a multiply-xorshift over `tag2` and the position), so it is
+ * computed without hashing the body.
+ */
+export class ListTag {
+  private h1 = FNV_OFFSET;
+  private h2 = H2_SEED;
+  private count = 0;
+
+  add(tag: ResultTag): void {
+    this.h1 = Math.imul(this.h1 ^ tag.tag1, FNV_PRIME);
+    this.h2 = Math.imul(this.h2 ^ (tag.tag2 + this.count), 0x85ebca6b) ^ (this.h2 >>> 13);
+    this.count++;
+  }
+
+  reset(): void {
+    this.h1 = FNV_OFFSET;
+    this.h2 = H2_SEED;
+    this.count = 0;
+  }
+
+  /** `W/"<count>-<h1><h2>"`. */
+  etag(): string {
+    return `W/"${this.count.toString(36)}-${etagPart(this.h1)}${etagPart(this.h2)}"`;
+  }
+}
+
+const FNV_OFFSET = 0x811c9dc5;
+const FNV_PRIME = 0x01000193;
+/** Seed of the second hash (the golden ratio's bits). */
+const H2_SEED = 0x9e3779b9;
+
 /** A number as an ETag part: unsigned 32 bit, base 36. */
-export function etagPart(hash: number): string {
+function etagPart(hash: number): string {
   return (hash >>> 0).toString(36);
 }

@@ -3,7 +3,7 @@ import type { Context } from '@flags/schemas';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { AnswerCache } from '../answers.js';
 import { type CompiledState, toggleJson } from '../state.js';
-import { etagPart, FNV_OFFSET, fnv1a, notModified } from './conditional.js';
+import { ListTag, notModified, resultTag } from './conditional.js';
 
 /** A response body and its weak validator. */
 export interface Rendered {
@@ -16,14 +16,6 @@ const SUFFIX = ']}';
 const COMMA = 0x2c;
 const CLOSE_BRACKET = 0x5d;
 const CLOSE_BRACE = 0x7d;
-/** Seed of the second hash of the result ids (the golden ratio's bits). */
-const H2_SEED = 0x9e3779b9;
-
-/** The ETag of a list of `count` results: their id hashes, not the body. */
-function etagOf(h1: number, h2: number, count: number): string {
-  return `W/"${count.toString(36)}-${etagPart(h1)}${etagPart(h2)}"`;
-}
-
 /** Bytes of one slab; bodies larger than a quarter of it get memory of their own. */
 const SLAB_BYTES = 1 << 20;
 
@@ -38,8 +30,7 @@ class EnabledCollector implements EvaluationVisitor {
   readonly results: Evaluation[] = [];
   readonly parts: Buffer[] = [];
   length = 0;
-  h1 = FNV_OFFSET;
-  h2 = H2_SEED;
+  readonly tag = new ListTag();
   count = 0;
 
   visit(index: number, result: Evaluation): void {
@@ -48,8 +39,7 @@ class EnabledCollector implements EvaluationVisitor {
     const fragment = (this.compiled as CompiledState).fragmentAt(index, result);
     this.parts.push(fragment.bytes);
     this.length += fragment.bytes.length;
-    this.h1 = fnv1a(this.h1, fragment.id);
-    this.h2 = Math.imul(this.h2 ^ (fragment.id + this.count), 0x85ebca6b) ^ (this.h2 >>> 13);
+    this.tag.add(fragment);
     this.count++;
   }
 }
@@ -101,8 +91,7 @@ export class AnswerWriter {
     c.results.length = 0;
     c.parts.length = 0;
     c.length = PREFIX.length + SUFFIX.length;
-    c.h1 = FNV_OFFSET;
-    c.h2 = H2_SEED;
+    c.tag.reset();
     c.count = 0;
     let stableUntil: number;
     try {
@@ -126,7 +115,7 @@ export class AnswerWriter {
     body[offset++] = CLOSE_BRACKET;
     body[offset] = CLOSE_BRACE;
     parts.length = 0;
-    const etag = etagOf(c.h1, c.h2, count);
+    const etag = c.tag.etag();
     if (keep) {
       // The cache copies the body out of the slab (or shares an equal one); this one is sent.
       (cache as AnswerCache).set(key as string, {
@@ -150,21 +139,22 @@ export function renderNamed(
   names: readonly string[],
 ): Rendered {
   const parts = new Array<string>(names.length);
-  let h1 = FNV_OFFSET;
+  const tag = new ListTag();
   for (let i = 0; i < names.length; i++) {
     const name = names[i] as string;
     const result = compiled.evaluate(name, context);
     if (result === undefined) {
-      parts[i] = unknownToggleJson(name);
-      h1 = fnv1a(h1, 0x7fffffff);
+      // Not kept: any name can be asked for.
+      const json = unknownToggleJson(name);
+      parts[i] = json;
+      tag.add(resultTag(json));
     } else {
       const fragment = compiled.fragment(result);
       parts[i] = fragment.json;
-      h1 = fnv1a(h1, fragment.id);
+      tag.add(fragment);
     }
   }
-  const body = `${PREFIX}${parts.join(',')}${SUFFIX}`;
-  return { body, etag: etagOf(h1, body.length, names.length) };
+  return { body: `${PREFIX}${parts.join(',')}${SUFFIX}`, etag: tag.etag() };
 }
 
 const UNKNOWN_VARIANT = Object.freeze({

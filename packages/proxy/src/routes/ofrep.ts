@@ -16,7 +16,7 @@ import type { Authenticate } from '../auth/require-key.js';
 import type { Enrichers } from '../context/enrichers.js';
 import { type ContextDefaults, contextFromBody } from '../context/from-request.js';
 import { ProxyError } from '../errors.js';
-import { etagPart, FNV_OFFSET, fnv1a, notModified } from '../http/conditional.js';
+import { ListTag, notModified, type ResultTag, resultTag } from '../http/conditional.js';
 import { errorResponses, OFREP_TAG } from '../http/route-docs.js';
 import type { CompiledState, ProxyState } from '../state.js';
 
@@ -37,10 +37,9 @@ class OfrepError extends Error {
   }
 }
 
-/** One result's OFREP JSON and an id standing for it in bulk ETags, cached per interned result. */
-interface Fragment {
+/** One result's OFREP JSON and the tag standing for it in bulk ETags, cached per interned result. */
+interface Fragment extends ResultTag {
   readonly json: string;
-  readonly id: number;
 }
 
 function payloadValue(payload: { readonly type: string; readonly value: string }): unknown {
@@ -77,13 +76,9 @@ export function ofrepResult(result: Evaluation): OfrepEvaluation {
   };
 }
 
-/**
- * The OFREP fragments of one app, per snapshot. Ids count up across the app's snapshots, so an
- * ETag of an old snapshot never names an answer of a new one.
- */
+/** The OFREP fragments of one app, per snapshot. */
 class OfrepFragments {
   private readonly byState = new WeakMap<CompiledState, Map<Evaluation, Fragment>>();
-  private lastId = 0;
 
   of(compiled: CompiledState, result: Evaluation): Fragment {
     let fragments = this.byState.get(compiled);
@@ -93,7 +88,8 @@ class OfrepFragments {
     }
     let found = fragments.get(result);
     if (found === undefined) {
-      found = { json: JSON.stringify(ofrepResult(result)), id: ++this.lastId };
+      const json = JSON.stringify(ofrepResult(result));
+      found = { json, ...resultTag(json) };
       fragments.set(result, found);
     }
     return found;
@@ -260,18 +256,18 @@ export function ofrepRoutes(
       const context = await enrich(contextOf(request.body, request.ip, defaults));
       const results = compiled.evaluateAll(context);
       let body = '{"flags":[';
-      let h1 = FNV_OFFSET;
+      const tag = new ListTag();
       let count = 0;
       for (let i = 0; i < results.length; i++) {
         const result = results[i] as Evaluation;
         if (!all && !result.enabled) continue;
         const part = fragments.of(compiled, result);
         body = count === 0 ? body + part.json : `${body},${part.json}`;
-        h1 = fnv1a(h1, part.id);
+        tag.add(part);
         count++;
       }
       body += ']}';
-      const etag = `W/"${count.toString(36)}-${etagPart(h1)}-${etagPart(body.length)}"`;
+      const etag = tag.etag();
       reply.header('etag', etag);
       reply.header('vary', vary);
       if (notModified(request, etag)) return reply.code(304).send();
