@@ -37,6 +37,7 @@ describe('flags-server while closing', () => {
       assert.match(head, /^HTTP\/1\.1 503 /);
       assert.match(head, /\r\nconnection: close/i);
       assert.match(head, /\r\ncontent-type: application\/json/i);
+      assert.match(head, /\r\nx-content-type-options: nosniff\r\n/i);
       assert.deepEqual(JSON.parse(body), {
         name: 'ServiceUnavailableError',
         message: 'The server is shutting down: send the request to another instance, or retry.',

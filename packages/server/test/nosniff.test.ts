@@ -1,6 +1,4 @@
 import assert from 'node:assert/strict';
-import type { AddressInfo } from 'node:net';
-import { connect } from 'node:net';
 import { describe, it } from 'node:test';
 import { openPglite } from '../src/db/database.js';
 import { ADMIN_TOKEN, DEV_TOKEN, startApp } from './helpers.js';
@@ -103,35 +101,5 @@ describe('X-Content-Type-Options', () => {
       await db.close();
     }
   });
-
-  it('is nosniff on the 503 of a server shutting down', async () => {
-    const db = await openPglite();
-    const app = await startApp(db);
-    await app.listen({ port: 0, host: '127.0.0.1' });
-    const { port } = app.server.address() as AddressInfo;
-    const socket = connect(port, '127.0.0.1');
-    let raw = '';
-    socket.setEncoding('utf8');
-    socket.on('data', (chunk) => {
-      raw += chunk;
-    });
-    const ended = new Promise<void>((resolve) => socket.on('close', () => resolve()));
-    try {
-      await new Promise<void>((resolve) => socket.once('connect', () => resolve()));
-      // Half a request keeps the connection busy, so closing answers it instead of dropping it.
-      socket.write('GET /health HTTP/1.1\r\nHost: flags\r\n');
-      await new Promise((resolve) => setTimeout(resolve, 50));
-      const closed = app.close();
-      await new Promise((resolve) => setTimeout(resolve, 50));
-      socket.write('\r\n');
-      await ended;
-      await closed;
-      const head = raw.split('\r\n\r\n')[0]!;
-      assert.match(head, /^HTTP\/1\.1 503 /);
-      assert.match(head, /\r\nx-content-type-options: nosniff\r\n/i);
-    } finally {
-      socket.destroy();
-      await db.close();
-    }
-  });
+  // The 503 of a server shutting down: closing.test.ts, which drives that answer over a socket.
 });
