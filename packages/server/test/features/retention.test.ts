@@ -217,46 +217,44 @@ for (const backend of backends) {
     });
 
     if (backend.name === 'postgres' && postgresUrl) {
-      it('lets one server clean up: a held advisory lock makes the others skip', async () => {
+      /**
+       * Runs `check` while another connection (another server) holds the advisory lock `key` of
+       * this schema; `release` lets it go before the end.
+       */
+      async function whileLocked(
+        key: number,
+        check: (release: () => Promise<void>) => Promise<void>,
+      ): Promise<void> {
         const [{ schema }] = (await db.query<{ schema: string }>(
           'SELECT current_schema() AS schema',
         )) as [{ schema: string }];
-        await instance('old', ago(30 * DAY_MS));
         const holder = new pg.Client({ connectionString: postgresUrl });
         await holder.connect();
         try {
-          await holder.query('SELECT pg_advisory_lock($1, hashtext($2))', [
-            ADVISORY_LOCK_KEYS.retention,
-            schema,
-          ]);
-          assert.equal(await runRetention(db, NOW, settings), undefined);
-          assert.deepEqual((await remaining()).instances, ['old']);
-          await holder.query('SELECT pg_advisory_unlock($1, hashtext($2))', [
-            ADVISORY_LOCK_KEYS.retention,
-            schema,
-          ]);
-          assert.equal((await runRetention(db, NOW, settings))?.instances.deleted, 1);
+          await holder.query('SELECT pg_advisory_lock($1, hashtext($2))', [key, schema]);
+          await check(async () => {
+            await holder.query('SELECT pg_advisory_unlock($1, hashtext($2))', [key, schema]);
+          });
         } finally {
           await holder.end();
         }
+      }
+
+      it('lets one server clean up: a held advisory lock makes the others skip', async () => {
+        await instance('old', ago(30 * DAY_MS));
+        await whileLocked(ADVISORY_LOCK_KEYS.retention, async (release) => {
+          assert.equal(await runRetention(db, NOW, settings), undefined);
+          assert.deepEqual((await remaining()).instances, ['old']);
+          await release();
+          assert.equal((await runRetention(db, NOW, settings))?.instances.deleted, 1);
+        });
       });
 
       it('runs while an import holds its own lock: every advisory lock has a key of its own', async () => {
-        const [{ schema }] = (await db.query<{ schema: string }>(
-          'SELECT current_schema() AS schema',
-        )) as [{ schema: string }];
         await instance('old', ago(30 * DAY_MS));
-        const holder = new pg.Client({ connectionString: postgresUrl });
-        await holder.connect();
-        try {
-          await holder.query('SELECT pg_advisory_lock($1, hashtext($2))', [
-            ADVISORY_LOCK_KEYS.import,
-            schema,
-          ]);
+        await whileLocked(ADVISORY_LOCK_KEYS.import, async () => {
           assert.equal((await runRetention(db, NOW, settings))?.instances.deleted, 1);
-        } finally {
-          await holder.end();
-        }
+        });
         assert.equal(
           new Set(Object.values(ADVISORY_LOCK_KEYS)).size,
           Object.keys(ADVISORY_LOCK_KEYS).length,
