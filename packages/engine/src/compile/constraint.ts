@@ -3,6 +3,7 @@ import { OPERATORS } from '../operators/index.js';
 import type { ConstraintSpec, Predicate, ValueTest } from '../operators/operator.js';
 import { describe, type Reporter } from '../warnings.js';
 import type { SharedChecks } from './checks.js';
+import type { EvaluationState } from './evaluation-state.js';
 
 function stringList(raw: unknown, reporter: Reporter, where: string): string[] {
   if (raw === undefined || raw === null) return [];
@@ -21,10 +22,14 @@ function stringList(raw: unknown, reporter: Reporter, where: string): string[] {
   return out;
 }
 
-/** What compiling constraints needs: where to report, the snapshot's checks, the value limit. */
+/**
+ * What compiling constraints needs: where to report, the snapshot's checks and evaluation state,
+ * the value limit.
+ */
 export interface ConstraintEnvironment {
   readonly reporter: Reporter;
   readonly checks: SharedChecks;
+  readonly evaluation: EvaluationState;
   /** `CompileOptions.maxContextValueLength`. */
   readonly maxValueLength: number;
 }
@@ -81,7 +86,7 @@ export function compileConstraint(raw: unknown, environment: ConstraintEnvironme
   const key = JSON.stringify([spec, inverted]);
   const known = checks.find(key);
   if (known !== undefined) return known;
-  const test = build(spec, reporter);
+  const test = build(spec, reporter, environment.evaluation);
   if (test === undefined) return checks.never;
   if (CLOCK_OPERATORS.has(operator)) {
     return checks.add(key, (context) => test(undefined, context) !== inverted);
