@@ -1,6 +1,11 @@
+import { ContextVersions } from '../operators/semver.js';
+import { LowerCased } from '../operators/string.js';
+import { ContextAddresses } from '../parse/ip.js';
+
 /**
  * What the evaluation in progress of one snapshot shares between its flags: which evaluation it is
- * (cached check answers carry its stamp), the time it runs at, and until when its answers hold.
+ * (cached check answers carry its stamp), the time it runs at, until when its answers hold, and
+ * the caches of context values parsed for one flag and reused by the next.
  * `compile` creates one per snapshot and hands it to the compiled closures, so two snapshots never
  * see each other's evaluations. Evaluation is synchronous, so one state per snapshot suffices; an
  * evaluation started while another is in progress (a custom strategy or an `evaluateEach` visitor
@@ -21,6 +26,11 @@ export class EvaluationState {
   private depth = 0;
   /** `stamp`, `nowMs`, `stableUntil` of each interrupted evaluation, innermost last. */
   private readonly outer: number[] = [];
+
+  // Caches keyed by the context value, so an evaluation that interrupts another cannot spoil them.
+  readonly lowerCased = new LowerCased();
+  readonly addresses = new ContextAddresses();
+  readonly versions = new ContextVersions();
 
   /** @param clock read when an evaluation needs the time and its caller did not pass `now`. */
   constructor(private readonly clock: () => number) {}

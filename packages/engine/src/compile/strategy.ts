@@ -11,7 +11,6 @@ import type { CustomStrategy, Evaluation } from '../types.js';
 import { describe } from '../warnings.js';
 import type { SharedChecks } from './checks.js';
 import { compileConstraints } from './constraint.js';
-import type { EvaluationState } from './evaluation-state.js';
 import { compileVariants, type VariantPicker } from './variant.js';
 
 export interface CompiledStrategy {
@@ -28,7 +27,6 @@ export interface FlagEnvironment extends StrategyEnvironment {
   readonly results: FlagResults;
   readonly segments: ReadonlyMap<number, readonly number[]>;
   readonly checks: SharedChecks;
-  readonly evaluation: EvaluationState;
   readonly custom: ReadonlyMap<string, CustomStrategy>;
   /** Set once a custom strategy of this flag has thrown, so it is reported once per flag. */
   customFailed: boolean;
