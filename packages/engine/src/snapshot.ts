@@ -1,12 +1,7 @@
 import type { ClientFeatures } from '@flags/schemas';
-import {
-  beginEvaluation,
-  endEvaluation,
-  evaluationStableUntil,
-  markVaries,
-  SharedChecks,
-} from './compile/checks.js';
+import { SharedChecks } from './compile/checks.js';
 import { linkDependencies, type Requirement } from './compile/dependency.js';
+import { EvaluationState } from './compile/evaluation-state.js';
 import {
   type CompiledFlag,
   compileFeature,
@@ -49,6 +44,7 @@ class CompiledSnapshot implements Snapshot {
   constructor(
     readonly payload: ClientFeatures,
     entries: readonly Entry[],
+    private readonly evaluation: EvaluationState,
   ) {
     this.entries = entries;
     this.names = Object.freeze(entries.map((entry) => entry.flag.name));
@@ -59,40 +55,43 @@ class CompiledSnapshot implements Snapshot {
     return this.byName.has(name);
   }
 
-  evaluate(name: string, context: Context): Evaluation | undefined {
+  evaluate(name: string, context: Context, now?: number): Evaluation | undefined {
     const entry = this.byName.get(name);
     if (entry === undefined) return undefined;
-    const outer = beginEvaluation();
+    const evaluation = this.evaluation;
+    evaluation.begin(now);
     try {
       return run(entry, context);
     } finally {
-      endEvaluation(outer);
+      evaluation.end();
     }
   }
 
-  evaluateAll(context: Context): Evaluation[] {
+  evaluateAll(context: Context, now?: number): Evaluation[] {
     const entries = this.entries;
     const out = new Array<Evaluation>(entries.length);
-    const outer = beginEvaluation();
+    const evaluation = this.evaluation;
+    evaluation.begin(now);
     // One guard for the whole loop (the common case); flag by flag only if something threw.
     try {
       for (let i = 0; i < entries.length; i++) out[i] = evaluateEntry(entries[i]!, context);
     } catch {
       for (let i = 0; i < entries.length; i++) out[i] = run(entries[i]!, context);
     } finally {
-      endEvaluation(outer);
+      evaluation.end();
     }
     return out;
   }
 
-  evaluateEach(context: Context, visitor: EvaluationVisitor): number {
+  evaluateEach(context: Context, visitor: EvaluationVisitor, now?: number): number {
     const entries = this.entries;
-    const outer = beginEvaluation();
+    const evaluation = this.evaluation;
+    evaluation.begin(now);
     try {
       for (let i = 0; i < entries.length; i++) visitor.visit(i, run(entries[i]!, context));
-      return evaluationStableUntil();
+      return evaluation.stableUntil;
     } finally {
-      endEvaluation(outer);
+      evaluation.end();
     }
   }
 }
@@ -107,9 +106,9 @@ function run(entry: Entry, context: Context): Evaluation {
 }
 
 /** The random source, marking each evaluation that draws from it (see `evaluateEach`). */
-function drawsThatVary(random: () => number): () => number {
+function drawsThatVary(random: () => number, evaluation: EvaluationState): () => number {
   return () => {
-    markVaries();
+    evaluation.markVaries();
     return random();
   };
 }
@@ -131,14 +130,20 @@ function customStrategies(options: CompileOptions): Map<string, CustomStrategy> 
  * problem is reported once through `options.onWarning` and the affected part does not match.
  */
 export function compile(payload: ClientFeatures, options: CompileOptions = {}): Snapshot {
-  const checks = new SharedChecks();
+  const evaluation = new EvaluationState(options.clock ?? Date.now);
+  const checks = new SharedChecks(evaluation);
   const maxValueLength = options.maxContextValueLength ?? DEFAULT_MAX_CONTEXT_VALUE_LENGTH;
   const shared: SharedEnvironment = {
-    segments: compileSegments(payload?.segments, options.onWarning, checks, maxValueLength),
+    segments: compileSegments(payload?.segments, options.onWarning, {
+      checks,
+      evaluation,
+      maxValueLength,
+    }),
     checks,
+    evaluation,
     maxValueLength,
     custom: customStrategies(options),
-    random: drawsThatVary(options.random ?? Math.random),
+    random: drawsThatVary(options.random ?? Math.random, evaluation),
     hostname: options.hostname,
     onWarning: options.onWarning,
   };
@@ -162,5 +167,5 @@ export function compile(payload: ClientFeatures, options: CompileOptions = {}): 
   for (const flag of flags.values()) {
     entries.push({ flag, requirements: linkDependencies(flag, flags, shared) });
   }
-  return new CompiledSnapshot(payload, entries);
+  return new CompiledSnapshot(payload, entries, evaluation);
 }

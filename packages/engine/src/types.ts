@@ -61,6 +61,12 @@ export interface CompileOptions {
   /** Source of randomness for `random` stickiness and `gradualRolloutRandom`; defaults to Math.random. */
   readonly random?: () => number;
   /**
+   * The snapshot's clock (epoch ms), for date constraints when neither the context (`currentTime`)
+   * nor the caller (`now`) gives the time. Read at most once per evaluation, and only by one that
+   * compares a date with it. Defaults to `Date.now`.
+   */
+  readonly clock?: () => number;
+  /**
    * This process's host name, for the `applicationHostname` strategy (the engine does no IO, so
    * the caller passes e.g. `process.env.HOSTNAME ?? os.hostname()`). Without it that strategy is off.
    */
@@ -75,7 +81,14 @@ export interface CompileOptions {
   readonly maxContextValueLength?: number;
 }
 
-/** A compiled, immutable payload: compile once per upstream change, evaluate many times. */
+/**
+ * A compiled, immutable payload: compile once per upstream change, evaluate many times.
+ *
+ * Each evaluation method takes an optional `now` (epoch ms): the time date constraints compare
+ * with when the context has no `currentTime`. Without it the snapshot's clock
+ * (`CompileOptions.clock`, `Date.now` by default) is read, once per call and only if a date is
+ * compared. Snapshots share no state: each has its own evaluation state and caches.
+ */
 export interface Snapshot {
   /** The payload this snapshot was compiled from (segments included), untouched. */
   readonly payload: ClientFeatures;
@@ -83,18 +96,19 @@ export interface Snapshot {
   readonly names: readonly string[];
   has(name: string): boolean;
   /** One flag; `undefined` when the snapshot has no flag of that name. Never throws. */
-  evaluate(name: string, context: Context): Evaluation | undefined;
+  evaluate(name: string, context: Context, now?: number): Evaluation | undefined;
   /** Every flag, in payload order. Never throws. */
-  evaluateAll(context: Context): Evaluation[];
+  evaluateAll(context: Context, now?: number): Evaluation[];
   /**
    * Every flag, in payload order, handed to `visitor.visit(index, result)` (index into `names`)
    * instead of collected into a list. Evaluation never throws; what `visit` throws propagates.
    * Returns the time (epoch ms) until which the same context gets the same results from this
    * snapshot, so a caller may keep them that long: `Infinity` when they depend on the snapshot and
-   * context alone, a date when a date constraint compared it with the clock, 0 when a random draw
-   * or a custom strategy was involved.
+   * context alone, a date when a date constraint compared it with the evaluation's time (`now` or
+   * the clock), 0 when a random draw or a custom strategy was involved. Evaluations that `visit`
+   * starts (of this snapshot or another) do not change it.
    */
-  evaluateEach(context: Context, visitor: EvaluationVisitor): number;
+  evaluateEach(context: Context, visitor: EvaluationVisitor, now?: number): number;
 }
 
 /** Receives the results of `Snapshot.evaluateEach` one by one. */

@@ -3,6 +3,7 @@ import { OPERATORS } from '../operators/index.js';
 import type { ConstraintSpec, Predicate, ValueTest } from '../operators/operator.js';
 import { describe, type Reporter } from '../warnings.js';
 import type { SharedChecks } from './checks.js';
+import type { EvaluationState } from './evaluation-state.js';
 
 function stringList(raw: unknown, reporter: Reporter, where: string): string[] {
   if (raw === undefined || raw === null) return [];
@@ -21,16 +22,23 @@ function stringList(raw: unknown, reporter: Reporter, where: string): string[] {
   return out;
 }
 
-/** What compiling constraints needs: where to report, the snapshot's checks, the value limit. */
+/**
+ * What compiling constraints needs: where to report, the snapshot's checks and evaluation state,
+ * the value limit.
+ */
 export interface ConstraintEnvironment {
   readonly reporter: Reporter;
   readonly checks: SharedChecks;
+  readonly evaluation: EvaluationState;
   /** `CompileOptions.maxContextValueLength`. */
   readonly maxValueLength: number;
 }
 
-/** Date operators compare the clock (or `currentTime`), never a context string. */
-const CLOCK_OPERATORS = new Set(['DATE_AFTER', 'DATE_BEFORE']);
+/**
+ * Date operators compare the evaluation's time (or `currentTime`), never a context string. A
+ * constant: typed read-only, nothing adds to it after the module loads.
+ */
+const CLOCK_OPERATORS: ReadonlySet<string> = new Set(['DATE_AFTER', 'DATE_BEFORE']);
 
 /**
  * The check of a constraint on `contextName`: its field read once, then the operator's answer,
@@ -81,7 +89,7 @@ export function compileConstraint(raw: unknown, environment: ConstraintEnvironme
   const key = JSON.stringify([spec, inverted]);
   const known = checks.find(key);
   if (known !== undefined) return known;
-  const test = build(spec, reporter);
+  const test = build(spec, reporter, environment.evaluation);
   if (test === undefined) return checks.never;
   if (CLOCK_OPERATORS.has(operator)) {
     return checks.add(key, (context) => test(undefined, context) !== inverted);

@@ -2,6 +2,7 @@ import { FlagResults } from '../results.js';
 import type { Context, CustomStrategy, EngineWarning, Evaluation } from '../types.js';
 import { describe, flagReporter } from '../warnings.js';
 import type { SharedChecks } from './checks.js';
+import type { EvaluationState } from './evaluation-state.js';
 import { type CompiledStrategy, compileStrategy, type FlagEnvironment } from './strategy.js';
 import { compileVariants, type VariantPicker } from './variant.js';
 
@@ -9,6 +10,7 @@ import { compileVariants, type VariantPicker } from './variant.js';
 export interface SharedEnvironment {
   readonly segments: ReadonlyMap<number, readonly number[]>;
   readonly checks: SharedChecks;
+  readonly evaluation: EvaluationState;
   /** `CompileOptions.maxContextValueLength`. */
   readonly maxValueLength: number;
   readonly custom: ReadonlyMap<string, CustomStrategy>;

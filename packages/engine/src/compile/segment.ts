@@ -1,7 +1,6 @@
 import type { EngineWarning } from '../types.js';
 import { flagReporter } from '../warnings.js';
-import type { SharedChecks } from './checks.js';
-import { compileConstraints } from './constraint.js';
+import { type ConstraintEnvironment, compileConstraints } from './constraint.js';
 
 /**
  * Segments are compiled once per snapshot: a segment is the list of its constraints' check ids,
@@ -10,13 +9,12 @@ import { compileConstraints } from './constraint.js';
 export function compileSegments(
   raw: unknown,
   onWarning: ((warning: EngineWarning) => void) | undefined,
-  checks: SharedChecks,
-  maxValueLength: number,
+  shared: Omit<ConstraintEnvironment, 'reporter'>,
 ): Map<number, readonly number[]> {
   const segments = new Map<number, readonly number[]>();
   if (raw === undefined || raw === null) return segments;
   const reporter = flagReporter(undefined, onWarning);
-  const environment = { reporter, checks, maxValueLength };
+  const environment: ConstraintEnvironment = { ...shared, reporter };
   if (!Array.isArray(raw)) {
     reporter.warn('"segments" is not a list');
     return segments;

@@ -9,7 +9,7 @@ import {
 } from '../strategies/strategy.js';
 import type { CustomStrategy, Evaluation } from '../types.js';
 import { describe } from '../warnings.js';
-import { markVaries, type SharedChecks } from './checks.js';
+import type { SharedChecks } from './checks.js';
 import { compileConstraints } from './constraint.js';
 import { compileVariants, type VariantPicker } from './variant.js';
 
@@ -40,14 +40,15 @@ function customTest(
   // A copy made once: the strategy sees the same object every call, as with the SDK, and the
   // snapshot's payload stays untouched whatever the strategy does with it.
   const own = { ...parameters };
+  const { evaluation } = environment;
   return (context) => {
     try {
       const enabled = Boolean(strategy.isEnabled(own, context as Record<string, unknown>));
-      // After the call: a nested evaluation inside it starts its own record.
-      markVaries();
+      // After the call: a nested evaluation inside it keeps its own record.
+      evaluation.markVaries();
       return enabled;
     } catch (error) {
-      markVaries();
+      evaluation.markVaries();
       if (!environment.customFailed) {
         environment.customFailed = true;
         environment.reporter.warn(

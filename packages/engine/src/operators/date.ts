@@ -1,9 +1,11 @@
-import { evaluationNowMs, holdsUntil } from '../compile/checks.js';
 import { type OperatorBuilder, singleValue } from './operator.js';
 import { orderTest } from './order.js';
 
-/** DATE_AFTER / DATE_BEFORE compare the context's currentTime (or now) with a date parsed once. */
-export const dateCompare: OperatorBuilder = (spec, reporter) => {
+/**
+ * DATE_AFTER / DATE_BEFORE compare the context's currentTime, or else the evaluation's time, with a
+ * date parsed once.
+ */
+export const dateCompare: OperatorBuilder = (spec, reporter, evaluation) => {
   const text = singleValue(spec, reporter);
   if (text === undefined) return undefined;
   const targetMs = Date.parse(text);
@@ -16,9 +18,9 @@ export const dateCompare: OperatorBuilder = (spec, reporter) => {
     const given = context.currentTime;
     let time: number;
     if (given === undefined) {
-      time = evaluationNowMs();
+      time = evaluation.now();
       // On the clock, the answer flips once, when now passes the date; after that it is final.
-      if (time <= targetMs) holdsUntil(targetMs);
+      if (time <= targetMs) evaluation.holdsUntil(targetMs);
     } else {
       time = given.getTime();
     }

@@ -7,7 +7,7 @@ import { regexMatch } from './regex.js';
 import { semverCompare } from './semver.js';
 import { stringMatch } from './string.js';
 
-/** Every constraint operator of the client specification, by wire name. */
+/** Every constraint operator of the client specification, by wire name (a constant table). */
 export const OPERATORS: ReadonlyMap<string, OperatorBuilder> = new Map([
   ['IN', membership],
   ['NOT_IN', membership],

@@ -1,3 +1,4 @@
+import type { EvaluationState } from '../compile/evaluation-state.js';
 import type { Context } from '../types.js';
 import type { Reporter } from '../warnings.js';
 
@@ -23,9 +24,14 @@ export interface ConstraintSpec {
 
 /**
  * Builds the test of one operator family. Returns undefined when the constraint cannot match
- * (malformed value); the builder has reported why.
+ * (malformed value); the builder has reported why. `evaluation` is the snapshot's evaluation state
+ * (its time, and how long its answers hold).
  */
-export type OperatorBuilder = (spec: ConstraintSpec, reporter: Reporter) => ValueTest | undefined;
+export type OperatorBuilder = (
+  spec: ConstraintSpec,
+  reporter: Reporter,
+  evaluation: EvaluationState,
+) => ValueTest | undefined;
 
 /** The single value of NUM_*, DATE_* and SEMVER_* constraints; some upstreams send it in `values`. */
 export function singleValue(spec: ConstraintSpec, reporter: Reporter): string | undefined {

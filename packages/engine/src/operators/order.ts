@@ -1,7 +1,8 @@
 /** `*_EQ`, `*_GT`, … read a comparison sign the same way for numbers, dates and versions. */
 export type OrderTest = (sign: number) => boolean;
 
-const ORDER_TESTS: Readonly<Record<string, OrderTest>> = {
+// A constant lookup table (frozen), not state: nothing writes it after the module loads.
+const ORDER_TESTS: Readonly<Record<string, OrderTest>> = Object.freeze({
   EQ: (sign) => sign === 0,
   GT: (sign) => sign > 0,
   GTE: (sign) => sign >= 0,
@@ -10,7 +11,7 @@ const ORDER_TESTS: Readonly<Record<string, OrderTest>> = {
   // DATE_AFTER / DATE_BEFORE are strict comparisons of the current time.
   AFTER: (sign) => sign > 0,
   BEFORE: (sign) => sign < 0,
-};
+});
 
 /** The test for `NUM_GTE` and the like (the part after the family prefix). */
 export function orderTest(operator: string): OrderTest {

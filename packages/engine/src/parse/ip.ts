@@ -1,7 +1,7 @@
 /**
  * IPv4 and IPv6 addresses and CIDR ranges, parsed by hand (no allocation for IPv4). An address is
  * four 32-bit words; IPv4 uses only the last one. Ranges are parsed at compile time; context
- * addresses per evaluation into a scratch buffer.
+ * addresses per evaluation, by a snapshot's `ContextAddresses`, into a scratch buffer of its own.
  */
 
 export interface IpRange {
@@ -115,43 +115,54 @@ export function parseIpRange(text: string): IpRange | undefined {
   return { v6, words, masks };
 }
 
-// The same context address is tested by many flags in one evaluation: remember the last parse.
-const scratch = new Uint32Array(4);
-let lastText = '';
-let lastV4 = -1;
-let lastV6 = false;
-
 /**
- * Parses a context address into `lastV4` and (IPv6) `scratch`. An IPv4-mapped IPv6 address
- * (`::ffff:10.1.2.3`, `::ffff:a01:203`: what a dual-stack socket reports for an IPv4 client) is
- * both: its IPv4 address for IPv4 ranges, itself for IPv6 ones. Without that, listening on `::`
- * would silently turn every IPv4 rule off.
+ * Tests context addresses against ranges. The same address is tested by many flags in one
+ * evaluation, so the last one parsed is kept; one instance per snapshot (its evaluation state).
  */
-function parseContextAddress(text: string): void {
-  if (text === lastText) return;
-  lastV4 = parseIpv4(text);
-  lastV6 = lastV4 < 0 && parseIpv6(text, scratch);
-  if (lastV6 && scratch[0] === 0 && scratch[1] === 0 && scratch[2] === 0xffff) lastV4 = scratch[3]!;
-  lastText = text;
-}
+export class ContextAddresses {
+  /** The IPv6 words of the last address (when `v6`). */
+  private readonly words = new Uint32Array(4);
+  private text = '';
+  /** The IPv4 address of the last address, or -1. */
+  private v4 = -1;
+  private v6 = false;
 
-/** Whether the context address `text` lies in any of `ranges`. Allocation-free. */
-export function addressInRanges(text: string, ranges: readonly IpRange[]): boolean {
-  parseContextAddress(text);
-  const v4 = lastV4;
-  const v6 = lastV6;
-  if (v4 < 0 && !v6) return false;
-  for (const range of ranges) {
-    if (!range.v6) {
-      if (v4 >= 0 && (v4 & range.masks[0]!) >>> 0 === range.words[0]) return true;
-      continue;
-    }
-    if (!v6) continue;
-    let inside = true;
-    for (let w = 0; w < 4 && inside; w++) {
-      inside = (scratch[w]! & range.masks[w]!) >>> 0 === range.words[w];
-    }
-    if (inside) return true;
+  /**
+   * Parses a context address into `v4` and (IPv6) `words`. An IPv4-mapped IPv6 address
+   * (`::ffff:10.1.2.3`, `::ffff:a01:203`: what a dual-stack socket reports for an IPv4 client) is
+   * both: its IPv4 address for IPv4 ranges, itself for IPv6 ones. Without that, listening on `::`
+   * would silently turn every IPv4 rule off.
+   */
+  private parse(text: string): void {
+    if (text === this.text) return;
+    const words = this.words;
+    let v4 = parseIpv4(text);
+    const v6 = v4 < 0 && parseIpv6(text, words);
+    if (v6 && words[0] === 0 && words[1] === 0 && words[2] === 0xffff) v4 = words[3]!;
+    this.v4 = v4;
+    this.v6 = v6;
+    this.text = text;
   }
-  return false;
+
+  /** Whether the context address `text` lies in any of `ranges`. Allocation-free. */
+  inRanges(text: string, ranges: readonly IpRange[]): boolean {
+    this.parse(text);
+    const v4 = this.v4;
+    const v6 = this.v6;
+    const words = this.words;
+    if (v4 < 0 && !v6) return false;
+    for (const range of ranges) {
+      if (!range.v6) {
+        if (v4 >= 0 && (v4 & range.masks[0]!) >>> 0 === range.words[0]) return true;
+        continue;
+      }
+      if (!v6) continue;
+      let inside = true;
+      for (let w = 0; w < 4 && inside; w++) {
+        inside = (words[w]! & range.masks[w]!) >>> 0 === range.words[w];
+      }
+      if (inside) return true;
+    }
+    return false;
+  }
 }

@@ -76,23 +76,24 @@ const FOLDS_OUT_OF_ASCII: readonly [letter: number, outside: number][] = [
   [107, 0x212a],
 ];
 
-const EMPTY: CharSet = { bits: 0n, negated: false };
-const CLASS_ESCAPES: Readonly<Record<string, CharSet>> = {
+// Constants, not state: frozen, and CharSet's fields are readonly.
+const EMPTY: CharSet = Object.freeze({ bits: 0n, negated: false });
+const CLASS_ESCAPES: Readonly<Record<string, CharSet>> = Object.freeze({
   d: { bits: DIGITS, negated: false },
   D: { bits: DIGITS, negated: true },
   w: { bits: WORD, negated: false },
   W: { bits: WORD, negated: true },
   s: { bits: SPACE, negated: false },
   S: { bits: SPACE, negated: true },
-};
-const CONTROL_ESCAPES: Readonly<Record<string, number>> = {
+});
+const CONTROL_ESCAPES: Readonly<Record<string, number>> = Object.freeze({
   a: 7,
   f: 12,
   t: 9,
   n: 10,
   r: 13,
   v: 11,
-};
+});
 
 /** The other case of every ASCII letter in `bits` added. */
 function foldCase(bits: bigint): bigint {

@@ -10,7 +10,7 @@ import {
 import type { StrategyBuilder } from './strategy.js';
 import { userWithId } from './user-with-id.js';
 
-/** The built-in activation strategies of the client specification, by wire name. */
+/** The built-in activation strategies of the client specification, by wire name (a constant table). */
 export const BUILT_IN_STRATEGIES: ReadonlyMap<string, StrategyBuilder> = new Map([
   ['default', defaultStrategy],
   ['flexibleRollout', flexibleRollout],

@@ -1,4 +1,4 @@
-import { addressInRanges, type IpRange, parseIpRange } from '../parse/ip.js';
+import { type IpRange, parseIpRange } from '../parse/ip.js';
 import { listParameter, type StrategyBuilder } from './strategy.js';
 
 /**
@@ -9,6 +9,7 @@ import { listParameter, type StrategyBuilder } from './strategy.js';
  */
 export const remoteAddress: StrategyBuilder = (parameters, environment) => {
   const { maxValueLength } = environment;
+  const addresses = environment.evaluation.addresses;
   const exact = new Set<string>();
   const ranges: IpRange[] = [];
   for (const entry of listParameter(parameters, 'IPs')) {
@@ -19,6 +20,6 @@ export const remoteAddress: StrategyBuilder = (parameters, environment) => {
   return (context) => {
     const address = context.remoteAddress;
     if (address === undefined || address.length > maxValueLength) return false;
-    return exact.has(address) || addressInRanges(address, ranges);
+    return exact.has(address) || addresses.inRanges(address, ranges);
   };
 };

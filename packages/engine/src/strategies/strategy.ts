@@ -1,3 +1,4 @@
+import type { EvaluationState } from '../compile/evaluation-state.js';
 import type { Predicate } from '../operators/operator.js';
 import type { Reporter } from '../warnings.js';
 
@@ -11,6 +12,8 @@ export interface StrategyEnvironment {
   /** Context values longer than this are not compared: a strategy reading one does not match. */
   readonly maxValueLength: number;
   readonly reporter: Reporter;
+  /** The snapshot's evaluation state (and its parse caches). */
+  readonly evaluation: EvaluationState;
 }
 
 /** Parameters as the payload has them: strings, sometimes numbers or booleans. */
