@@ -1,0 +1,54 @@
+import assert from 'node:assert/strict';
+import { readdirSync, readFileSync, statSync } from 'node:fs';
+import { join } from 'node:path';
+import { describe, it } from 'node:test';
+
+const root = new URL('..', import.meta.url).pathname;
+
+/** Every `.ts` file below `dir`. */
+function sources(dir: string, out: string[] = []): string[] {
+  for (const name of readdirSync(dir)) {
+    const path = join(dir, name);
+    if (statSync(path).isDirectory()) sources(path, out);
+    else if (name.endsWith('.ts')) out.push(path);
+  }
+  return out;
+}
+
+/** The packages named in `import … from '…'`, `export … from '…'` and `import('…')`. */
+function importedPackages(text: string): Set<string> {
+  const found = new Set<string>();
+  for (const match of text.matchAll(/(?:from\s+|import\s*\(\s*)'([^'.][^']*)'/g)) {
+    const specifier = match[1]!;
+    if (specifier.startsWith('node:')) continue;
+    const parts = specifier.split('/');
+    found.add(specifier.startsWith('@') ? `${parts[0]}/${parts[1]}` : parts[0]!);
+  }
+  return found;
+}
+
+/** Run-time dependencies that code loads by name rather than imports, and why. */
+const LOADED_BY_NAME: Readonly<Record<string, string>> = {
+  // flags-server's human-readable logs: pino loads it as a transport target (`JSON_LOGGER=false`).
+  'pino-pretty': 'packages/server',
+};
+
+// A dependency nobody imports goes: each package's run-time dependencies are imported by its src/.
+describe('run-time dependencies', () => {
+  for (const name of readdirSync(join(root, 'packages'))) {
+    const dir = join(root, 'packages', name);
+    const manifest = JSON.parse(readFileSync(join(dir, 'package.json'), 'utf8')) as {
+      dependencies?: Record<string, string>;
+    };
+    it(`of packages/${name} are each imported by its src/`, () => {
+      const imported = new Set<string>();
+      for (const file of sources(join(dir, 'src'))) {
+        for (const pkg of importedPackages(readFileSync(file, 'utf8'))) imported.add(pkg);
+      }
+      const unused = Object.keys(manifest.dependencies ?? {}).filter(
+        (dep) => !imported.has(dep) && LOADED_BY_NAME[dep] !== `packages/${name}`,
+      );
+      assert.deepEqual(unused, []);
+    });
+  }
+});
