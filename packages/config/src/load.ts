@@ -87,10 +87,15 @@ function pointer(error: ErrorObject): string {
     : error.instancePath;
 }
 
-/** `(entry 2)` when the error is about one item of a list. */
-function entry(row: OptionRow, errors: readonly ErrorObject[]): string {
-  const index = errors[0]?.instancePath.slice(pathOf(row).length).split('/')[1];
-  return index !== undefined && /^\d+$/.test(index) ? ` (entry ${Number(index) + 1})` : '';
+/** `(entry 2)`, `(entries 2, 5)` when the errors are about items of a list. */
+function entries(row: OptionRow, errors: readonly ErrorObject[]): string {
+  const indexes = new Set<number>();
+  for (const error of errors) {
+    const index = error.instancePath.slice(pathOf(row).length).split('/')[1];
+    if (index !== undefined && /^\d+$/.test(index)) indexes.add(Number(index) + 1);
+  }
+  if (indexes.size === 0) return '';
+  return ` (${indexes.size === 1 ? 'entry' : 'entries'} ${[...indexes].join(', ')})`;
 }
 
 /**
@@ -141,7 +146,7 @@ function problems(
     );
     const text = missing
       ? `You must specify ${requirement(row)}`
-      : `${subject(row, source)} must be ${expectation(row, rowErrors)}${entry(row, rowErrors)}${shown(row, source)}`;
+      : `${subject(row, source)} must be ${expectation(row, rowErrors)}${entries(row, rowErrors)}${shown(row, source)}`;
     found.push({ order: rows.indexOf(row), text });
   }
   return found.sort((a, b) => a.order - b.order).map((problem) => problem.text);

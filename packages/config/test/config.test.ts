@@ -109,7 +109,14 @@ describe('configSchema', () => {
   it('reports every problem at once, in schema order, naming the variable or the option', () => {
     assert.deepEqual(
       problems(
-        { APP_SECRET: 'hunter2', PORT: '0x50', VERBOSE: 'yes', LEVEL: 'mid', TRUSTED: 'x', B: ' ' },
+        {
+          APP_SECRET: 'hunter2',
+          PORT: '0x50',
+          VERBOSE: 'yes',
+          LEVEL: 'mid',
+          TRUSTED: 'x, ::1, y',
+          B: ' ',
+        },
         { hook: 'not a function', cors: { maxAge: 0 } },
       ),
       [
@@ -117,7 +124,7 @@ describe('configSchema', () => {
         'PORT must be a whole number from 0 to 65535, got "0x50"',
         'VERBOSE must be true or false, got "yes"',
         'LEVEL must be one of low, high, got "mid"',
-        'TRUSTED must be a list, each an IP address, a CIDR range, loopback, linklocal or uniquelocal (entry 1), got "x"',
+        'TRUSTED must be a list, each an IP address, a CIDR range, loopback, linklocal or uniquelocal (entries 1, 3), got "x, ::1, y"',
         'hook must be a function, got "not a function"',
         'cors.maxAge (CORS_MAX_AGE) must be greater than 0, got 0',
         'You must specify the a option (A) or the b option (B)',
