@@ -9,7 +9,12 @@ export function splitList(raw: string): string[] {
     .filter((item) => item !== '');
 }
 
-type JsonSchema = TSchema & { type?: string; items?: JsonSchema; anyOf?: JsonSchema[] };
+type JsonSchema = TSchema & {
+  type?: string;
+  format?: string;
+  items?: JsonSchema;
+  anyOf?: JsonSchema[];
+};
 
 /**
  * The JSON value an environment string stands for, by the option's schema type. Written here
@@ -42,11 +47,11 @@ function takesStringList(schema: JsonSchema): boolean {
 }
 
 /**
- * An in-code value in the JSON form the schema describes: a `URL` as its text, and a string where
- * a list of strings is expected split as in the environment.
+ * An in-code value in the JSON form the schema describes: a `URL` where a URL is expected as its
+ * text, and a string where a list of strings is expected split as in the environment.
  */
 export function codeValue(row: OptionRow, value: unknown): unknown {
-  if (value instanceof URL) return value.href;
+  if (value instanceof URL && (row.schema as JsonSchema).format === 'url') return value.href;
   if (typeof value === 'string' && takesStringList(row.schema as JsonSchema))
     return splitList(value);
   return value;
