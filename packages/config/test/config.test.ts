@@ -104,6 +104,11 @@ describe('configSchema', () => {
     assert.equal(loaded.port, 1);
     assert.equal(loaded.hook, hook);
     assert.deepEqual(loaded.cors.origin, ['a', 'b']);
+    assert.match(
+      problems(BASE, { secret: new URL('http://x.example') }).join(),
+      /secret \(APP_SECRET\) must be a string/,
+      'a URL object is text only where a URL is expected',
+    );
   });
 
   it('reports every problem at once, in schema order, naming the variable or the option', () => {
