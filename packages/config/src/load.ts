@@ -57,15 +57,19 @@ function subject(row: OptionRow, source: Source | undefined): string {
   return row.env.length > 0 ? `${row.key} (${row.env.join(' or ')})` : row.key;
 }
 
+/** `the flagsUrl option (FLAGS_URL)` */
 function requirement(row: OptionRow): string {
   return `the ${row.key} option${row.env.length > 0 ? ` (${row.env.join(' or ')})` : ''}`;
 }
 
+/** What was given, unless it is secret or not a plain value. */
 function shown(row: OptionRow, source: Source | undefined): string {
   if (row.meta.secret || source === undefined) return '';
   if ('env' in source) return `, got "${source.raw}"`;
   const value = source.code;
-  return value === null || typeof value !== 'object' ? `, got ${JSON.stringify(value)}` : '';
+  if (typeof value === 'string') return `, got "${value}"`;
+  const plain = typeof value === 'number' || typeof value === 'boolean' || value === null;
+  return plain ? `, got ${String(value)}` : '';
 }
 
 /** A range check that alone failed is named as such; anything else by what the option takes. */
@@ -99,8 +103,8 @@ function entries(row: OptionRow, errors: readonly ErrorObject[]): string {
 }
 
 /**
- * One message per option, in the order of the schema. An `anyOf` over an object of options
- * (`clientKeys` or `proxySecrets`) is one requirement: "You must specify A or B".
+ * One message per option, in the order of the schema. An `anyOf` over a group of options rather
+ * than inside one (`clientKeys` or `proxySecrets`) is one requirement: "You must specify A or B".
  */
 function problems(
   errors: readonly ErrorObject[],
@@ -111,33 +115,26 @@ function problems(
     const at = pointer(error);
     return rows.find((row) => at === pathOf(row) || at.startsWith(`${pathOf(row)}/`));
   };
-  const found: { order: number; text: string }[] = [];
-  const alternatives = errors.filter((error) => error.keyword === 'anyOf' && !rowOf(error));
-  const inAlternative = (error: ErrorObject) =>
-    alternatives.some((anyOf) => error.schemaPath.startsWith(`${anyOf.schemaPath}/`));
-  for (const anyOf of alternatives) {
-    const named = new Set(
-      errors
-        .filter((error) => error.schemaPath.startsWith(`${anyOf.schemaPath}/`))
-        .map(rowOf)
-        .filter((row): row is OptionRow => row !== undefined),
-    );
-    const listed = [...named];
-    found.push({
-      order: Math.min(...listed.map((row) => rows.indexOf(row))),
-      text: `You must specify ${listed.map(requirement).join(' or ')}`,
-    });
-  }
+  const requirements = errors.filter((error) => error.keyword === 'anyOf' && !rowOf(error));
+  const within = (anyOf: ErrorObject, error: ErrorObject) =>
+    error.schemaPath.startsWith(`${anyOf.schemaPath}/`);
+  const found = requirements.map((anyOf) => {
+    const named = new Set<OptionRow>();
+    for (const error of errors.filter((error) => within(anyOf, error))) {
+      const row = rowOf(error);
+      if (row) named.add(row);
+    }
+    return {
+      order: Math.min(rows.length, ...[...named].map((row) => rows.indexOf(row))),
+      text: `You must specify ${[...named].map(requirement).join(' or ')}`,
+    };
+  });
   const byRow = new Map<OptionRow, ErrorObject[]>();
   for (const error of errors) {
-    if (error.keyword === 'anyOf' && alternatives.includes(error)) continue;
+    if (requirements.some((anyOf) => anyOf === error || within(anyOf, error))) continue;
     const row = rowOf(error);
-    if (row === undefined) {
-      if (!inAlternative(error)) found.push({ order: rows.length, text: error.message ?? '' });
-      continue;
-    }
-    if (inAlternative(error)) continue;
-    byRow.set(row, [...(byRow.get(row) ?? []), error]);
+    if (row) byRow.set(row, [...(byRow.get(row) ?? []), error]);
+    else found.push({ order: rows.length, text: `${error.instancePath} ${error.message}` });
   }
   for (const [row, rowErrors] of byRow) {
     const source = sources.get(row);
