@@ -1,6 +1,7 @@
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import { describe, it } from 'node:test';
+import { readmesWithConfigTables } from '../scripts/config-tables.js';
 
 const read = (path: string) => readFileSync(new URL(`../${path}`, import.meta.url), 'utf8');
 
@@ -38,5 +39,13 @@ describe('README', () => {
   it('gives the two quick-start commands', () => {
     assert.match(root, /npm ci && npm start/);
     assert.match(root, /npm ci && npm test/);
+  });
+});
+
+describe('configuration tables', () => {
+  it('are the ones the option schemas generate (npm run docs:config rewrites them)', () => {
+    for (const readme of readmesWithConfigTables()) {
+      assert.equal(read(readme.path), readme.text, `${readme.path} is up to date`);
+    }
   });
 });

@@ -16,15 +16,9 @@ import { UsageAggregator } from './usage/aggregator.js';
 import { MetricsReporter } from './usage/reporter.js';
 
 export { type AppDeps, buildApp } from './app.js';
-export {
-  ConfigError,
-  loadConfig,
-  optionsFromEnv,
-  type ProxyConfig,
-  resolveConfig,
-} from './config/load.js';
+export { ConfigError, loadConfig, type ProxyConfig } from './config/load.js';
 export type { ContextEnricher, Logger, ProxyOptions, StorageProvider } from './config/options.js';
-export { options as optionTable } from './config/options.js';
+export { options as optionTable, proxySchema } from './config/options.js';
 export { CompiledState, ProxyState } from './state.js';
 export { FileBackup } from './sync/backup-file.js';
 export { RedisBackup } from './sync/backup-redis.js';

@@ -1,9 +1,21 @@
 #!/usr/bin/env node
+import { helpText } from '@flags/config';
 import { ConfigError } from './config/load.js';
+import { proxyConfig } from './config/options.js';
 import { createProxy } from './index.js';
 
 /** The `flags-proxy` command: configuration from the environment, listen, stop on signals. */
 async function main(): Promise<void> {
+  if (process.argv.includes('--help') || process.argv.includes('-h')) {
+    process.stdout.write(
+      helpText(
+        'flags-proxy',
+        'evaluates feature flags for client-side apps, Unleash Proxy compatible.',
+        proxyConfig.options,
+      ),
+    );
+    return;
+  }
   let proxy: Awaited<ReturnType<typeof createProxy>>;
   try {
     proxy = await createProxy({}, process.env);

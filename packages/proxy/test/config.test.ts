@@ -4,6 +4,7 @@ import { readFileSync } from 'node:fs';
 import { describe, it } from 'node:test';
 import { fileURLToPath } from 'node:url';
 import { ConfigError, loadConfig, optionTable } from '@flags/proxy';
+import { spawnCommand } from '../../../test/helpers/processes.js';
 import { errorCatalogue } from '../src/errors.js';
 import { smallPayload } from './fixtures/small.js';
 import { FakeUpstream } from './helpers/fake-upstream.js';
@@ -323,6 +324,24 @@ describe('flags-proxy command', () => {
     assert.equal(result.code, 1);
     assert.match(result.stderr, /FLAGS_FETCH_INTERVAL/);
     assert.match(result.stderr, /LOG_LEVEL/);
+  });
+
+  it('prints every option of the schema with --help and exits 0 without starting', async () => {
+    const main = fileURLToPath(new URL('../src/main.ts', import.meta.url));
+    const args = ['--conditions=source', '--import', 'tsx', main, '--help'];
+    const command = spawnCommand(process.execPath, args, {});
+    assert.equal(await command.exited, 0, command.output());
+    const help = command.output();
+    assert.match(help, /^flags-proxy: /);
+    for (const spec of optionTable.filter((row) => row.env.length > 0)) {
+      assert.ok(help.includes(`  ${spec.env.join(', ')}  (${spec.option}`), spec.option);
+      assert.ok(help.includes(`      ${spec.doc}\n`), `meaning of ${spec.option}`);
+    }
+    assert.match(help, / {2}FLAGS_URL {2}\(flagsUrl; required\)\n/);
+    assert.match(
+      help,
+      / {2}PORT, PROXY_PORT {2}\(port; default 3000\)\n.*\n {6}Takes a whole number from 0 to 65535\.\n/,
+    );
   });
 
   it('starts from the environment, serves, and stops on SIGTERM', async () => {

@@ -1,6 +1,13 @@
 export { type AppDeps, buildApp, loggerOptions } from './app.js';
 export { ConfigError, loadConfig, maskToken, parseClientTokenScope } from './config/load.js';
-export { type LogLevel, type OptionSpec, options, type ServerConfig } from './config/options.js';
+export {
+  type LogLevel,
+  type OptionSpec,
+  options,
+  type ServerConfig,
+  type ServerOptions,
+  serverSchema,
+} from './config/options.js';
 export { type Database, openPglite, openPostgres, type Queryable } from './db/database.js';
 export { migrate } from './db/migrate.js';
 export { openDatabase } from './db/open.js';

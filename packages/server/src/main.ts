@@ -1,10 +1,22 @@
 #!/usr/bin/env node
+import { helpText } from '@flags/config';
 // flags-server entry point: the only place that reads process.env, listens and exits.
 import { buildApp } from './app.js';
 import { ConfigError, loadConfig } from './config/load.js';
+import { serverConfig } from './config/options.js';
 import { openDatabase } from './db/open.js';
 
 async function main(): Promise<void> {
+  if (process.argv.includes('--help') || process.argv.includes('-h')) {
+    process.stdout.write(
+      helpText(
+        'flags-server',
+        'feature-flag storage, Unleash-compatible client API and admin API.',
+        serverConfig.options,
+      ),
+    );
+    return;
+  }
   let config: ReturnType<typeof loadConfig>;
   try {
     config = loadConfig(process.env);

@@ -1,6 +1,8 @@
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import { describe, it } from 'node:test';
+import { fileURLToPath } from 'node:url';
+import { spawnCommand } from '../../../test/helpers/processes.js';
 import { ConfigError, loadConfig, maskToken } from '../src/config/load.js';
 import { options } from '../src/config/options.js';
 import { errorCatalogue } from '../src/errors.js';
@@ -128,6 +130,23 @@ describe('configuration', () => {
       assert.equal(cells[2], option.default ? `\`${option.default}\`` : '–');
       assert.equal(cells[3], `${option.doc} |`);
     }
+  });
+
+  it('prints every option with flags-server --help and exits 0 without starting', async () => {
+    const main = fileURLToPath(new URL('../src/main.ts', import.meta.url));
+    const args = ['--conditions=source', '--import', 'tsx', main, '--help'];
+    const command = spawnCommand(process.execPath, args, { DATABASE_URL: 'postgres://nowhere' });
+    assert.equal(await command.exited, 0, command.output());
+    const help = command.output();
+    assert.match(help, /^flags-server: /);
+    for (const option of options) {
+      assert.ok(help.includes(`  ${option.env.join(', ')}  (${option.key}`), option.key);
+      assert.ok(help.includes(`      ${option.doc}\n`), `meaning of ${option.key}`);
+    }
+    assert.match(
+      help,
+      / {2}CLIENT_METRICS_RETENTION_DAYS {2}\(clientMetricsRetentionDays; default 8\)\n.*\n {6}Takes a whole number ≥ 7\.\n/,
+    );
   });
 
   it('documents every error of the catalogue, and nothing else', () => {

@@ -1,174 +1,158 @@
+import { configSchema, type InCode, type OptionRow, option, splitList } from '@flags/config';
+import Type from 'typebox';
+
 /**
- * Every flags-server option: one row each (env var, default, meaning). `load.ts` parses them,
- * the README table documents them, and a test keeps the two in step.
+ * Every flags-server option, once: name, environment variables, the JSON Schema of its value
+ * (type, range, enum, format), default and meaning. The types, environment parsing, validation,
+ * defaults, `--help` and the README table all come from this schema (`@flags/config`).
+ *
+ * The server has always read numbers as JavaScript numbers (`1e6` is a million) and booleans as
+ * `true`/`1`/`false`/`0`, exactly; those readings are kept so no deployment's values change meaning.
  */
-export interface OptionSpec {
-  /** Property name in `ServerConfig`. */
-  readonly key: keyof ServerConfig;
-  /** Environment variables read, first set wins. */
-  readonly env: readonly string[];
-  readonly type:
-    | 'port'
-    | 'string'
-    | 'url'
-    | 'list'
-    | 'level'
-    | 'boolean'
-    | 'bytes'
-    | 'ms'
-    | 'days'
-    | 'count'
-    | 'trust-proxy';
-  /** Default as written in the docs (and parsed like an env value); undefined = unset. */
-  readonly default?: string;
-  /** Smallest value accepted (numeric types; default 1), with the reason in `doc`. */
-  readonly min?: number;
-  readonly doc: string;
-}
 
-export type LogLevel = 'fatal' | 'error' | 'warn' | 'info' | 'debug' | 'trace' | 'silent';
-
-export interface ServerConfig {
-  readonly port: number;
-  readonly host: string;
-  /** PostgreSQL connection string; undefined → embedded PGlite in `dataDir`. */
-  readonly databaseUrl: string | undefined;
-  /** PGlite data directory; undefined in code means in-memory (tests). */
-  readonly dataDir: string | undefined;
-  readonly adminTokens: readonly string[];
-  readonly clientTokens: readonly string[];
-  readonly publicUrl: URL;
-  readonly logLevel: LogLevel;
-  readonly jsonLogger: boolean;
-  readonly bodyLimitBytes: number;
-  readonly importBodyLimitBytes: number;
-  readonly revisionCheckMs: number;
-  readonly signupsPerMinute: number;
-  /**
-   * Which forwarded-for headers to believe for the client address: `false` (none, the socket's
-   * address), `true` (all), a hop count, or the addresses/ranges of the trusted proxies.
-   */
-  readonly trustProxy: boolean | number | readonly string[];
-  /** SDK instances not seen for this many days are deleted. */
-  readonly clientInstanceRetentionDays: number;
-  /** Hourly client-metrics buckets older than this many days are deleted. */
-  readonly clientMetricsRetentionDays: number;
-}
+export const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const;
+export type LogLevel = (typeof LOG_LEVELS)[number];
 
 /** The insights snapshot sums the current ISO week's buckets: up to 7 days back. */
 export const MIN_METRICS_RETENTION_DAYS = 7;
 
-export const options: readonly OptionSpec[] = [
-  {
-    key: 'port',
+/** `project:environment.secret`, whose environment is never `*` (`*:development.…` is fine). */
+export const CLIENT_TOKEN_PATTERN = '^([^:]+):(?!\\*\\.)([^.]+)\\.(.+)$';
+
+const number = (raw: string) => Number(raw);
+
+function booleanFromEnv(raw: string): boolean | string {
+  if (raw === 'true' || raw === '1') return true;
+  return raw === 'false' || raw === '0' ? false : raw;
+}
+
+/** `true`, `false`, a hop count, or trusted addresses (any case). */
+function trustProxyFromEnv(raw: string): boolean | number | string[] {
+  const value = raw.trim().toLowerCase();
+  if (value === 'true') return true;
+  if (value === 'false') return false;
+  return /^\d+$/.test(value) ? Number(value) : splitList(value);
+}
+
+/** A whole number of things (bytes, ms, days) greater than 0, at least `minimum`. */
+const positive = (minimum = 1) => Type.Integer({ minimum });
+
+export const serverSchema = Type.Object({
+  port: option(Type.Integer({ minimum: 0, maximum: 65535 }), {
     env: ['SERVER_PORT', 'PORT'],
-    type: 'port',
-    default: '4242',
+    default: 4242,
+    fromEnv: number,
     doc: 'TCP port to listen on.',
-  },
-  {
-    key: 'host',
+  }),
+  host: option(Type.String(), {
     env: ['SERVER_HOST'],
-    type: 'string',
     default: '0.0.0.0',
     doc: 'Address to listen on.',
-  },
-  {
-    key: 'databaseUrl',
+  }),
+  databaseUrl: option(Type.String(), {
     env: ['DATABASE_URL'],
-    type: 'string',
+    secret: true,
     doc: 'PostgreSQL connection string. Unset: embedded PGlite in `DATA_DIR`.',
-  },
-  {
-    key: 'dataDir',
+  }),
+  dataDir: option(Type.String(), {
     env: ['DATA_DIR'],
-    type: 'string',
     default: './data',
     doc: 'PGlite data directory (used only without `DATABASE_URL`).',
-  },
-  {
-    key: 'adminTokens',
+  }),
+  adminTokens: option(Type.Array(Type.String()), {
     env: ['FLAGS_ADMIN_TOKENS'],
-    type: 'list',
-    default: '',
+    default: [],
+    secret: true,
     doc: 'Comma-separated admin API tokens created at start (if missing); a token an earlier value created and this one lacks is deleted at start. Secrets under 32 characters get a warning.',
-  },
-  {
-    key: 'clientTokens',
-    env: ['FLAGS_CLIENT_TOKENS'],
-    type: 'list',
-    default: '',
-    doc: 'Comma-separated client tokens `project:environment.secret` (`*` = all projects) created at start (if missing); a token an earlier value created and this one lacks is deleted at start. Secrets under 32 characters get a warning.',
-  },
-  {
-    key: 'publicUrl',
+  }),
+  clientTokens: option(
+    Type.Array(Type.String({ pattern: CLIENT_TOKEN_PATTERN }), {
+      title: 'a list of client tokens project:environment.secret',
+    }),
+    {
+      env: ['FLAGS_CLIENT_TOKENS'],
+      default: [],
+      secret: true,
+      doc: 'Comma-separated client tokens `project:environment.secret` (`*` = all projects) created at start (if missing); a token an earlier value created and this one lacks is deleted at start. Secrets under 32 characters get a warning.',
+    },
+  ),
+  publicUrl: option(Type.Unsafe<string | URL>(Type.String({ format: 'url' })), {
     env: ['PUBLIC_URL'],
-    type: 'url',
     default: 'http://localhost:4242',
     doc: 'URL under which users reach this server (used in links it generates).',
-  },
-  {
-    key: 'logLevel',
+  }),
+  logLevel: option(Type.Enum(LOG_LEVELS), {
     env: ['LOG_LEVEL'],
-    type: 'level',
     default: 'info',
     doc: 'fatal, error, warn, info, debug, trace or silent.',
-  },
-  {
-    key: 'jsonLogger',
+  }),
+  jsonLogger: option(Type.Boolean({ title: 'true or false (or 1 or 0)' }), {
     env: ['JSON_LOGGER'],
-    type: 'boolean',
-    default: 'true',
+    default: true,
+    fromEnv: booleanFromEnv,
     doc: 'true: one JSON object per line; false: human-readable (pino-pretty).',
-  },
-  {
-    key: 'bodyLimitBytes',
+  }),
+  bodyLimitBytes: option(positive(), {
     env: ['BODY_LIMIT_BYTES'],
-    type: 'bytes',
-    default: '1048576',
+    default: 1048576,
+    fromEnv: number,
     doc: 'Largest request body accepted by ordinary routes (larger → 413).',
-  },
-  {
-    key: 'importBodyLimitBytes',
+  }),
+  importBodyLimitBytes: option(positive(), {
     env: ['IMPORT_BODY_LIMIT_BYTES'],
-    type: 'bytes',
-    default: '26214400',
+    default: 26214400,
+    fromEnv: number,
     doc: 'Largest body accepted by `/api/admin/features-batch/*` (25 MiB; larger → 413).',
-  },
-  {
-    key: 'revisionCheckMs',
+  }),
+  revisionCheckMs: option(positive(), {
     env: ['REVISION_CHECK_MS'],
-    type: 'ms',
-    default: '1000',
+    default: 1000,
+    fromEnv: number,
     doc: 'How long the client API trusts its cached configuration revision before re-reading it (changes made by other server processes show up within this time; changes made by this process at once).',
-  },
-  {
-    key: 'signupsPerMinute',
+  }),
+  signupsPerMinute: option(positive(), {
     env: ['SIGNUP_RATE_LIMIT_PER_MINUTE'],
-    type: 'count',
-    default: '20',
+    default: 20,
+    fromEnv: number,
     doc: 'Public signups (`POST /invite/:token/signup`) accepted per client address and minute; more get 429.',
-  },
-  {
-    key: 'trustProxy',
-    env: ['TRUST_PROXY'],
-    type: 'trust-proxy',
-    default: 'false',
-    doc: 'Client address from `X-Forwarded-For` behind load balancers (for the signup limit and logs): `true` (trust all), `false`, a hop count, or comma-separated trusted proxy IPs/CIDRs (`loopback`, `linklocal`, `uniquelocal` allowed).',
-  },
-  {
-    key: 'clientInstanceRetentionDays',
+  }),
+  trustProxy: option(
+    Type.Union(
+      [
+        Type.Boolean(),
+        Type.Integer({ minimum: 0 }),
+        Type.Array(Type.String({ format: 'proxy-address' })),
+      ],
+      { title: 'true, false, a hop count or IP/CIDR addresses' },
+    ),
+    {
+      env: ['TRUST_PROXY'],
+      default: false,
+      fromEnv: trustProxyFromEnv,
+      doc: 'Client address from `X-Forwarded-For` behind load balancers (for the signup limit and logs): `true` (trust all), `false`, a hop count, or comma-separated trusted proxy IPs/CIDRs (`loopback`, `linklocal`, `uniquelocal` allowed).',
+    },
+  ),
+  clientInstanceRetentionDays: option(positive(), {
     env: ['CLIENT_INSTANCE_RETENTION_DAYS'],
-    type: 'days',
-    default: '7',
+    default: 7,
+    fromEnv: number,
     doc: 'SDK instances (registrations and metrics senders) not seen for this many days are deleted (checked hourly, in batches).',
-  },
-  {
-    key: 'clientMetricsRetentionDays',
+  }),
+  clientMetricsRetentionDays: option(positive(MIN_METRICS_RETENTION_DAYS), {
     env: ['CLIENT_METRICS_RETENTION_DAYS'],
-    type: 'days',
-    default: '8',
-    min: MIN_METRICS_RETENTION_DAYS,
+    default: 8,
+    fromEnv: number,
     doc: 'Hourly client-metrics buckets (yes/no and variant counts) older than this many days are deleted (checked hourly, in batches); at least 7, as the insights snapshot sums the current week from them.',
-  },
-];
+  }),
+});
+
+export const serverConfig = configSchema(serverSchema);
+
+/** In-code options of `loadConfig(env, overrides)`. */
+export type ServerOptions = InCode<typeof serverSchema>;
+
+/** Every option as documented (README table, `--help`). */
+export type OptionSpec = OptionRow;
+export const options: readonly OptionSpec[] = serverConfig.options;
+
+export type { ServerConfig } from './load.js';

@@ -1,0 +1,14 @@
+export { describe, formats } from './describe.js';
+export { helpText, markdownTable, replaceSection } from './docs.js';
+export { ConfigError, type ConfigSchema, configSchema, type Environment } from './load.js';
+export {
+  group,
+  type InCode,
+  type Loaded,
+  type OptionMeta,
+  type OptionRow,
+  option,
+  optionMeta,
+  optionRows,
+} from './option.js';
+export { codeValue, envValue, splitList } from './values.js';

@@ -1,0 +1,191 @@
+import { Ajv, type ErrorObject } from 'ajv';
+import ajvKeywords from 'ajv-keywords';
+import type { TObject } from 'typebox';
+import { describe, formats } from './describe.js';
+import { type InCode, type Loaded, type OptionRow, optionRows } from './option.js';
+import { codeValue, envValue } from './values.js';
+
+/** Every problem found in a configuration, reported at once. */
+export class ConfigError extends Error {
+  constructor(readonly problems: readonly string[]) {
+    super(`invalid configuration:\n  ${problems.join('\n  ')}`);
+    this.name = 'ConfigError';
+  }
+}
+
+export type Environment = Readonly<Record<string, string | undefined>>;
+
+/** Where a value came from, so that a message names what the operator wrote. */
+type Source = { readonly env: string; readonly raw: string } | { readonly code: unknown };
+
+/** A service's option schema, compiled once, with its options listed. */
+export interface ConfigSchema<S extends TObject> {
+  readonly schema: S;
+  readonly options: readonly OptionRow[];
+  /**
+   * The options from the environment and code (code wins; `undefined` in code leaves an option to
+   * the environment), validated, defaults filled in. Throws a `ConfigError` naming every problem.
+   */
+  load(env: Environment, inCode?: InCode<S>): Loaded<S>;
+}
+
+function pathOf(row: OptionRow): string {
+  return `/${row.path.join('/')}`;
+}
+
+function get(source: unknown, path: readonly string[]): unknown {
+  let value = source;
+  for (const key of path) {
+    if (value === null || typeof value !== 'object') return undefined;
+    value = (value as Record<string, unknown>)[key];
+  }
+  return value;
+}
+
+function set(target: Record<string, unknown>, path: readonly string[], value: unknown): void {
+  let node = target;
+  for (const key of path.slice(0, -1)) {
+    node[key] ??= {};
+    node = node[key] as Record<string, unknown>;
+  }
+  node[path[path.length - 1] as string] = value;
+}
+
+/** `FLAGS_URL` when the environment gave the value, else `flagsUrl (FLAGS_URL)`. */
+function subject(row: OptionRow, source: Source | undefined): string {
+  if (source && 'env' in source) return source.env;
+  return row.env.length > 0 ? `${row.key} (${row.env.join(' or ')})` : row.key;
+}
+
+/** `the flagsUrl option (FLAGS_URL)` */
+function requirement(row: OptionRow): string {
+  return `the ${row.key} option${row.env.length > 0 ? ` (${row.env.join(' or ')})` : ''}`;
+}
+
+/** What was given, unless it is secret or not a plain value. */
+function shown(row: OptionRow, source: Source | undefined): string {
+  if (row.meta.secret || source === undefined) return '';
+  if ('env' in source) return `, got "${source.raw}"`;
+  const value = source.code;
+  if (typeof value === 'string') return `, got "${value}"`;
+  const plain = typeof value === 'number' || typeof value === 'boolean' || value === null;
+  return plain ? `, got ${String(value)}` : '';
+}
+
+/** A range check that alone failed is named as such; anything else by what the option takes. */
+function expectation(row: OptionRow, errors: readonly ErrorObject[]): string {
+  const [only] = errors;
+  if (errors.length === 1 && only) {
+    const limit = only.params.limit as number;
+    if (only.keyword === 'minimum') return `at least ${limit}`;
+    if (only.keyword === 'exclusiveMinimum') return `greater than ${limit}`;
+    if (only.keyword === 'maximum') return `at most ${limit}`;
+  }
+  return describe(row.schema);
+}
+
+/** The JSON pointer of what an error is about (for `required`, the missing property). */
+function pointer(error: ErrorObject): string {
+  return error.keyword === 'required'
+    ? `${error.instancePath}/${error.params.missingProperty as string}`
+    : error.instancePath;
+}
+
+/** `(entry 2)`, `(entries 2, 5)` when the errors are about items of a list. */
+function entries(row: OptionRow, errors: readonly ErrorObject[]): string {
+  const indexes = new Set<number>();
+  for (const error of errors) {
+    const index = error.instancePath.slice(pathOf(row).length).split('/')[1];
+    if (index !== undefined && /^\d+$/.test(index)) indexes.add(Number(index) + 1);
+  }
+  if (indexes.size === 0) return '';
+  return ` (${indexes.size === 1 ? 'entry' : 'entries'} ${[...indexes].join(', ')})`;
+}
+
+/**
+ * One message per option, in the order of the schema. An `anyOf` over a group of options rather
+ * than inside one (`clientKeys` or `proxySecrets`) is one requirement: "You must specify A or B".
+ */
+function problems(
+  errors: readonly ErrorObject[],
+  rows: readonly OptionRow[],
+  sources: ReadonlyMap<OptionRow, Source>,
+): string[] {
+  const rowOf = (error: ErrorObject): OptionRow | undefined => {
+    const at = pointer(error);
+    return rows.find((row) => at === pathOf(row) || at.startsWith(`${pathOf(row)}/`));
+  };
+  const requirements = errors.filter((error) => error.keyword === 'anyOf' && !rowOf(error));
+  const within = (anyOf: ErrorObject, error: ErrorObject) =>
+    error.schemaPath.startsWith(`${anyOf.schemaPath}/`);
+  const found = requirements.map((anyOf) => {
+    const named = new Set<OptionRow>();
+    for (const error of errors.filter((error) => within(anyOf, error))) {
+      const row = rowOf(error);
+      if (row) named.add(row);
+    }
+    return {
+      order: Math.min(rows.length, ...[...named].map((row) => rows.indexOf(row))),
+      text: `You must specify ${[...named].map(requirement).join(' or ')}`,
+    };
+  });
+  const byRow = new Map<OptionRow, ErrorObject[]>();
+  for (const error of errors) {
+    if (requirements.some((anyOf) => anyOf === error || within(anyOf, error))) continue;
+    const row = rowOf(error);
+    if (row) byRow.set(row, [...(byRow.get(row) ?? []), error]);
+    else found.push({ order: rows.length, text: `${error.instancePath} ${error.message}` });
+  }
+  for (const [row, rowErrors] of byRow) {
+    const source = sources.get(row);
+    const missing = rowErrors.some(
+      (error) => error.keyword === 'required' && pointer(error) === pathOf(row),
+    );
+    const text = missing
+      ? `You must specify ${requirement(row)}`
+      : `${subject(row, source)} must be ${expectation(row, rowErrors)}${entries(row, rowErrors)}${shown(row, source)}`;
+    found.push({ order: rows.indexOf(row), text });
+  }
+  return found.sort((a, b) => a.order - b.order).map((problem) => problem.text);
+}
+
+/**
+ * Compiles a service's option schema (once, at start). Validation is ajv's, as Fastify's own
+ * config and env-schema do: `allErrors` to report every problem at once, `useDefaults` for the
+ * defaults; `typeof` (ajv-keywords) checks in-code functions.
+ */
+export function configSchema<S extends TObject>(schema: S): ConfigSchema<S> {
+  const ajv = new Ajv({
+    allErrors: true,
+    useDefaults: true,
+    formats: Object.fromEntries(Object.entries(formats).map(([name, f]) => [name, f.validate])),
+  });
+  ajvKeywords.default(ajv, ['typeof']);
+  const validate = ajv.compile(schema);
+  const rows = optionRows(schema);
+  return {
+    schema,
+    options: rows,
+    load(env, inCode) {
+      const values: Record<string, unknown> = {};
+      const sources = new Map<OptionRow, Source>();
+      for (const row of rows) {
+        const code = get(inCode, row.path);
+        if (code !== undefined) {
+          set(values, row.path, codeValue(row, code));
+          sources.set(row, { code });
+          continue;
+        }
+        const name = row.env.find(
+          (candidate) => env[candidate] !== undefined && env[candidate] !== '',
+        );
+        if (name === undefined) continue;
+        const raw = env[name] as string;
+        set(values, row.path, envValue(row, raw));
+        sources.set(row, { env: name, raw });
+      }
+      if (!validate(values)) throw new ConfigError(problems(validate.errors ?? [], rows, sources));
+      return values as Loaded<S>;
+    },
+  };
+}

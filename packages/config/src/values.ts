@@ -1,0 +1,58 @@
+import type { TSchema } from 'typebox';
+import type { OptionRow } from './option.js';
+
+/** `a, b,,c ` → `['a', 'b', 'c']`: how every list is written in the environment. */
+export function splitList(raw: string): string[] {
+  return raw
+    .split(',')
+    .map((item) => item.trim())
+    .filter((item) => item !== '');
+}
+
+type JsonSchema = TSchema & {
+  type?: string;
+  format?: string;
+  items?: JsonSchema;
+  anyOf?: JsonSchema[];
+};
+
+/**
+ * The JSON value an environment string stands for, by the option's schema type. Written here
+ * rather than left to ajv's `coerceTypes` (what env-schema does): that would take `0x10`, `1e3` and
+ * ` ` as numbers and does not split lists. A string that means nothing stays a string, so that
+ * ajv refuses it and the message names the variable.
+ */
+export function envValue(row: OptionRow, raw: string): unknown {
+  if (row.meta.fromEnv) return row.meta.fromEnv(raw);
+  const schema = row.schema as JsonSchema;
+  switch (schema.type) {
+    case 'integer':
+    case 'number':
+      return /^\d+$/.test(raw.trim()) ? Number(raw) : raw;
+    case 'boolean': {
+      const word = raw.trim().toLowerCase();
+      return word === 'true' ? true : word === 'false' ? false : raw;
+    }
+    case 'array':
+      return splitList(raw);
+    default:
+      return raw;
+  }
+}
+
+/** Whether the schema takes a list of plain strings (directly or as one `anyOf` branch). */
+function takesStringList(schema: JsonSchema): boolean {
+  if (schema.type === 'array') return schema.items?.type === 'string';
+  return schema.anyOf?.some(takesStringList) ?? false;
+}
+
+/**
+ * An in-code value in the JSON form the schema describes: a `URL` where a URL is expected as its
+ * text, and a string where a list of strings is expected split as in the environment.
+ */
+export function codeValue(row: OptionRow, value: unknown): unknown {
+  if (value instanceof URL && (row.schema as JsonSchema).format === 'url') return value.href;
+  if (typeof value === 'string' && takesStringList(row.schema as JsonSchema))
+    return splitList(value);
+  return value;
+}

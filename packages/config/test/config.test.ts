@@ -1,0 +1,200 @@
+import assert from 'node:assert/strict';
+import { describe, it } from 'node:test';
+import {
+  ConfigError,
+  configSchema,
+  group,
+  helpText,
+  markdownTable,
+  option,
+  replaceSection,
+} from '@flags/config';
+import Type from 'typebox';
+
+const schema = Type.Object(
+  {
+    url: option(Type.Unsafe<string | URL>(Type.String({ format: 'url' })), {
+      env: ['APP_URL'],
+      required: true,
+      doc: 'Where the app is.',
+    }),
+    secret: option(Type.String(), { env: ['APP_SECRET'], secret: true, doc: 'A secret.' }),
+    port: option(Type.Integer({ minimum: 0, maximum: 65535 }), {
+      env: ['APP_PORT', 'PORT'],
+      default: 8080,
+      doc: 'Port.',
+    }),
+    verbose: option(Type.Boolean(), { env: ['VERBOSE'], default: false, doc: 'Talks more.' }),
+    level: option(Type.Enum(['low', 'high']), {
+      env: ['LEVEL'],
+      default: 'low',
+      fromEnv: (raw) => raw.toLowerCase(),
+      doc: 'How much.',
+    }),
+    trusted: option(Type.Array(Type.String({ format: 'proxy-address' })), {
+      env: ['TRUSTED'],
+      doc: 'Trusted addresses.',
+    }),
+    hook: option(Type.Unsafe<(() => void) | undefined>({ typeof: 'function' }), {
+      env: [],
+      doc: 'In code only.',
+    }),
+    cors: group({
+      origin: option(Type.Array(Type.String()), {
+        env: ['CORS_ORIGIN'],
+        default: ['*'],
+        doc: 'Origins.',
+      }),
+      maxAge: option(Type.Integer({ exclusiveMinimum: 0 }), { env: ['CORS_MAX_AGE'], doc: 'Age.' }),
+    }),
+    a: option(Type.Array(Type.String()), { env: ['A'], doc: 'One of two.' }),
+    b: option(Type.Array(Type.String()), { env: ['B'], doc: 'The other.' }),
+  },
+  {
+    anyOf: ['a', 'b'].map((name) => ({
+      type: 'object',
+      required: [name],
+      properties: { [name]: { type: 'array', minItems: 1 } },
+    })),
+  },
+);
+const config = configSchema(schema);
+const BASE = { APP_URL: 'http://x.example', A: 'one' };
+
+function problems(env: Record<string, string>, inCode = {}): readonly string[] {
+  try {
+    config.load(env, inCode);
+  } catch (error) {
+    assert.ok(error instanceof ConfigError);
+    assert.match(error.message, /^invalid configuration:\n {2}/);
+    return error.problems;
+  }
+  assert.fail('expected a ConfigError');
+}
+
+describe('configSchema', () => {
+  it('reads the environment by the schema, first variable set wins, defaults filled in', () => {
+    const loaded = config.load({
+      ...BASE,
+      APP_PORT: '',
+      PORT: '9000',
+      VERBOSE: ' TRUE ',
+      LEVEL: 'HIGH',
+      TRUSTED: '10.0.0.0/8, loopback,',
+      CORS_MAX_AGE: '60',
+    });
+    assert.deepEqual(loaded, {
+      url: 'http://x.example',
+      port: 9000,
+      verbose: true,
+      level: 'high',
+      trusted: ['10.0.0.0/8', 'loopback'],
+      cors: { origin: ['*'], maxAge: 60 },
+      a: ['one'],
+    });
+  });
+
+  it('lets code win, takes URLs and comma-separated strings in code, and leaves undefined to the environment', () => {
+    const hook = () => {};
+    const loaded = config.load(
+      { ...BASE, APP_PORT: '1', CORS_ORIGIN: 'https://env.example' },
+      { url: new URL('http://code.example/api'), port: undefined, hook, cors: { origin: 'a, b' } },
+    );
+    assert.equal(loaded.url, 'http://code.example/api');
+    assert.equal(loaded.port, 1);
+    assert.equal(loaded.hook, hook);
+    assert.deepEqual(loaded.cors.origin, ['a', 'b']);
+    assert.match(
+      problems(BASE, { secret: new URL('http://x.example') }).join(),
+      /secret \(APP_SECRET\) must be a string/,
+      'a URL object is text only where a URL is expected',
+    );
+  });
+
+  it('reports every problem at once, in schema order, naming the variable or the option', () => {
+    assert.deepEqual(
+      problems(
+        {
+          APP_SECRET: 'hunter2',
+          PORT: '0x50',
+          VERBOSE: 'yes',
+          LEVEL: 'mid',
+          TRUSTED: 'x, ::1, y',
+          B: ' ',
+        },
+        { hook: 'not a function', cors: { maxAge: 0 } },
+      ),
+      [
+        'You must specify the url option (APP_URL)',
+        'PORT must be a whole number from 0 to 65535, got "0x50"',
+        'VERBOSE must be true or false, got "yes"',
+        'LEVEL must be one of low, high, got "mid"',
+        'TRUSTED must be a list, each an IP address, a CIDR range, loopback, linklocal or uniquelocal (entries 1, 3), got "x, ::1, y"',
+        'hook must be a function, got "not a function"',
+        'cors.maxAge (CORS_MAX_AGE) must be greater than 0, got 0',
+        'You must specify the a option (A) or the b option (B)',
+      ],
+    );
+  });
+
+  it('names a range that alone failed, and never repeats a secret', () => {
+    assert.deepEqual(problems({ ...BASE, APP_PORT: '65536' }), [
+      'APP_PORT must be at most 65535, got "65536"',
+    ]);
+    const found = problems({ ...BASE }, { secret: 42 }).join('\n');
+    assert.match(found, /secret \(APP_SECRET\) must be a string/);
+    assert.ok(!found.includes('42'));
+  });
+
+  it('lists the options with their documented defaults', () => {
+    assert.deepEqual(
+      config.options.map((row) => [row.key, row.env.join(' '), row.default]),
+      [
+        ['url', 'APP_URL', undefined],
+        ['secret', 'APP_SECRET', undefined],
+        ['port', 'APP_PORT PORT', '8080'],
+        ['verbose', 'VERBOSE', 'false'],
+        ['level', 'LEVEL', 'low'],
+        ['trusted', 'TRUSTED', undefined],
+        ['hook', '', undefined],
+        ['cors.origin', 'CORS_ORIGIN', '*'],
+        ['cors.maxAge', 'CORS_MAX_AGE', undefined],
+        ['a', 'A', undefined],
+        ['b', 'B', undefined],
+      ],
+    );
+  });
+});
+
+describe('documentation', () => {
+  it('renders the README table from the schema', () => {
+    const table = markdownTable(config.options.slice(2, 4), '–').split('\n');
+    assert.deepEqual(table, [
+      '| Option | Environment variable | Default | Meaning |',
+      '|---|---|---|---|',
+      '| `port` | `APP_PORT`, `PORT` | `8080` | Port. |',
+      '| `verbose` | `VERBOSE` | `false` | Talks more. |',
+    ]);
+    assert.match(
+      markdownTable(config.options, ''),
+      /^\| `hook` \| \(in code only\) \| {2}\| In code only\. \|$/m,
+    );
+  });
+
+  it('replaces a marked section and refuses a text without the markers', () => {
+    const text = 'a\n<!-- t:start -->\nold\n<!-- t:end -->\nb';
+    assert.equal(replaceSection(text, 't', 'new'), 'a\n<!-- t:start -->\nnew\n<!-- t:end -->\nb');
+    assert.throws(() => replaceSection('a', 't', 'new'), /t:start/);
+  });
+
+  it('writes --help from the schema: every environment variable, what it takes, its default', () => {
+    const help = helpText('app', 'does things', config.options);
+    assert.match(help, /^app: does things\n/);
+    assert.match(
+      help,
+      / {2}APP_PORT, PORT {2}\(port; default 8080\)\n {6}Port\.\n {6}Takes a whole number from 0 to 65535\./,
+    );
+    assert.match(help, / {2}APP_URL {2}\(url; required\)/);
+    assert.ok(!help.includes('hook'), 'in-code-only options are not listed');
+  });
+});
