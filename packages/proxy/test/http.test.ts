@@ -567,7 +567,8 @@ describe('upstream sync', () => {
   });
 
   it('keeps serving the last good snapshot through outages, garbage and invalid payloads; picks up changes', async () => {
-    const run = await startProxy(smallPayload);
+    // Six failed polls in a row back off to 32 intervals: a short interval keeps that wait short.
+    const run = await startProxy(smallPayload, { refreshInterval: 10 });
     try {
       await run.proxy.poller.ready;
       const before = await call(run, 'GET', '/proxy', { headers: withKey() });
