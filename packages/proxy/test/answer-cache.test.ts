@@ -25,9 +25,9 @@ describe('answer cache', () => {
       await run.proxy.poller.ready;
       const answers: Answer[] = [];
       for (let i = 0; i < 3; i++) {
-        answers.push(await call(run.base, 'GET', '/proxy?userId=123', { headers: withKey() }));
+        answers.push(await call(run, 'GET', '/proxy?userId=123', { headers: withKey() }));
         answers.push(
-          await call(run.base, 'POST', '/proxy', {
+          await call(run, 'POST', '/proxy', {
             headers: withKey(json),
             body: JSON.stringify({ context: { userId: '123' } }),
           }),
@@ -42,18 +42,18 @@ describe('answer cache', () => {
       // Kept by the request as sent: one answer for the query, one for the body, one body for both.
       assert.equal(run.proxy.state.current?.answers?.size, 2);
       assert.equal(run.proxy.state.current?.answers?.bodyCount, 1);
-      const notModified = await call(run.base, 'GET', '/proxy?userId=123', {
+      const notModified = await call(run, 'GET', '/proxy?userId=123', {
         headers: withKey({ 'if-none-match': String(first.headers.etag) }),
       });
       assert.equal(notModified.status, 304);
       // Another context gets its own answer.
-      const other = await call(run.base, 'GET', '/proxy?userId=7', { headers: withKey() });
+      const other = await call(run, 'GET', '/proxy?userId=7', { headers: withKey() });
       assert.ok(toggleNames(first).includes('user-123'));
       assert.ok(!toggleNames(other).includes('user-123'));
       assert.equal(run.proxy.state.current?.answers?.size, 3);
       // /proxy/all lists every flag: an answer of its own for the same context.
-      const all = await call(run.base, 'GET', '/proxy/all?userId=7', { headers: withKey() });
-      const allAgain = await call(run.base, 'GET', '/proxy/all?userId=7', { headers: withKey() });
+      const all = await call(run, 'GET', '/proxy/all?userId=7', { headers: withKey() });
+      const allAgain = await call(run, 'GET', '/proxy/all?userId=7', { headers: withKey() });
       assert.equal(allAgain.text, all.text);
       assert.deepEqual(toggleNames(all), run.proxy.state.current?.snapshot.names);
       assert.equal(run.proxy.state.current?.answers?.size, 4);
@@ -93,12 +93,12 @@ describe('answer cache', () => {
           ['10.1.2.3', true],
           ['10.9.9.9', false],
         ] as const) {
-          const query = await call(run.base, 'GET', '/proxy?userId=u', { headers: from(ip) });
-          const body = await call(run.base, 'POST', '/proxy', {
+          const query = await call(run, 'GET', '/proxy?userId=u', { headers: from(ip) });
+          const body = await call(run, 'POST', '/proxy', {
             headers: from(ip, json),
             body: '{"context":{"userId":"u"}}',
           });
-          const empty = await call(run.base, 'POST', '/proxy', { headers: from(ip) });
+          const empty = await call(run, 'POST', '/proxy', { headers: from(ip) });
           for (const answer of [query, body, empty])
             assert.equal(toggleNames(answer).includes('from-10'), on, `${ip} ${answer.text}`);
           assert.equal(query.text, body.text);
@@ -108,16 +108,16 @@ describe('answer cache', () => {
       // A caller's own remoteAddress wins over the client's, from the cache too (with
       // ignoreCallerRemoteAddress off; headers.test.ts and http.test.ts test it on).
       for (const ip of ['10.9.9.9', '10.1.2.3', '10.9.9.9']) {
-        const own = await call(run.base, 'GET', '/proxy?remoteAddress=10.1.2.3', {
+        const own = await call(run, 'GET', '/proxy?remoteAddress=10.1.2.3', {
           headers: from(ip),
         });
         assert.ok(toggleNames(own).includes('from-10'));
       }
       // Another spelling of one context is another entry with the same answer.
-      const first = await call(run.base, 'GET', '/proxy?userId=123&sessionId=s', {
+      const first = await call(run, 'GET', '/proxy?userId=123&sessionId=s', {
         headers: from('10.9.9.9'),
       });
-      const second = await call(run.base, 'GET', '/proxy?sessionId=s&userId=123', {
+      const second = await call(run, 'GET', '/proxy?sessionId=s&userId=123', {
         headers: from('10.9.9.9'),
       });
       assert.equal(second.text, first.text);
@@ -125,7 +125,7 @@ describe('answer cache', () => {
       const kept = run.proxy.state.current?.answers?.size ?? 0;
       // Named toggles, refused bodies and errors are never kept, so they are checked every time.
       for (let i = 0; i < 2; i++) {
-        const named = await call(run.base, 'POST', '/proxy', {
+        const named = await call(run, 'POST', '/proxy', {
           headers: from('10.9.9.9', json),
           body: '{"toggles":["simple-on","nope"]}',
         });
@@ -135,14 +135,14 @@ describe('answer cache', () => {
           ['{"__proto__":{"x":1}}', 400],
           ['{"context":"u"}', 400],
         ] as const) {
-          const refused = await call(run.base, 'POST', '/proxy', {
+          const refused = await call(run, 'POST', '/proxy', {
             headers: from('10.9.9.9', json),
             body,
           });
           assert.equal(refused.status, status, body);
           assert.equal(refused.json().name, 'BadDataError');
         }
-        const repeated = await call(run.base, 'GET', '/proxy?userId=a&userId=b', {
+        const repeated = await call(run, 'GET', '/proxy?userId=a&userId=b', {
           headers: from('10.9.9.9'),
         });
         assert.equal(repeated.status, 400);
@@ -183,7 +183,7 @@ describe('answer cache', () => {
       await run.proxy.poller.ready;
       const seen = new Set<boolean>();
       for (let i = 0; i < 100; i++) {
-        const answer = await call(run.base, 'GET', '/proxy?userId=u', { headers: withKey() });
+        const answer = await call(run, 'GET', '/proxy?userId=u', { headers: withKey() });
         seen.add(toggleNames(answer).includes('coin'));
       }
       assert.deepEqual([...seen].sort(), [false, true], 'the coin lands both ways');
@@ -206,16 +206,16 @@ describe('answer cache', () => {
       );
       await waitFor(() => run.proxy.state.current?.snapshot.names.length === 1);
       for (let i = 0; i < 3; i++) {
-        const before = await call(run.base, 'GET', '/proxy?userId=u', { headers: withKey() });
+        const before = await call(run, 'GET', '/proxy?userId=u', { headers: withKey() });
         assert.deepEqual(toggleNames(before), ['until-soon']);
       }
       assert.equal(run.proxy.state.current?.answers?.size, 1);
       await waitFor(() => Date.now() > Date.parse(soon) + 10, 3000);
-      const after = await call(run.base, 'GET', '/proxy?userId=u', { headers: withKey() });
+      const after = await call(run, 'GET', '/proxy?userId=u', { headers: withKey() });
       assert.deepEqual(toggleNames(after), []);
       assert.equal(run.proxy.state.current?.answers?.size, 1);
       // A context that names its own time: kept, with its own answer.
-      const at = await call(run.base, 'GET', `/proxy?userId=u&currentTime=2020-01-01T00:00:00Z`, {
+      const at = await call(run, 'GET', `/proxy?userId=u&currentTime=2020-01-01T00:00:00Z`, {
         headers: withKey(),
       });
       assert.deepEqual(toggleNames(at), ['until-soon']);
@@ -234,12 +234,12 @@ describe('answer cache', () => {
     const run = await startProxy(payload([flag(true)]));
     try {
       await run.proxy.poller.ready;
-      const on = await call(run.base, 'GET', '/proxy?userId=u', { headers: withKey() });
+      const on = await call(run, 'GET', '/proxy?userId=u', { headers: withKey() });
       assert.deepEqual(toggleNames(on), ['switch']);
       assert.equal(run.proxy.state.current?.answers?.size, 1);
       run.upstream.setPayload({ ...payload([flag(false)]), version: 3 } as ClientFeatures);
       await waitFor(async () => {
-        const answer = await call(run.base, 'GET', '/proxy?userId=u', { headers: withKey() });
+        const answer = await call(run, 'GET', '/proxy?userId=u', { headers: withKey() });
         return toggleNames(answer).length === 0;
       });
     } finally {
@@ -251,7 +251,7 @@ describe('answer cache', () => {
     const off = await startProxy(smallPayload, { answerCacheBytes: 0 });
     try {
       await off.proxy.poller.ready;
-      const answer = await call(off.base, 'GET', '/proxy?userId=123', { headers: withKey() });
+      const answer = await call(off, 'GET', '/proxy?userId=123', { headers: withKey() });
       assert.ok(toggleNames(answer).includes('user-123'));
       assert.equal(off.proxy.state.current?.answers, undefined);
     } finally {
@@ -262,7 +262,7 @@ describe('answer cache', () => {
     });
     try {
       await enriched.proxy.poller.ready;
-      const answer = await call(enriched.base, 'GET', '/proxy', { headers: withKey() });
+      const answer = await call(enriched, 'GET', '/proxy', { headers: withKey() });
       assert.ok(toggleNames(answer).includes('user-123'));
       assert.equal(enriched.proxy.state.current?.answers, undefined);
     } finally {

@@ -45,8 +45,8 @@ async function restartWithUpstreamDown(
   const second = await startProxy(smallPayload, { ...options, flagsUrl: await deadUpstreamUrl() });
   try {
     await second.proxy.poller.ready;
-    assert.equal((await call(second.base, 'GET', '/proxy/health')).status, 200);
-    const answer = await call(second.base, 'GET', '/proxy', { headers: withKey() });
+    assert.equal((await call(second, 'GET', '/proxy/health')).status, 200);
+    const answer = await call(second, 'GET', '/proxy', { headers: withKey() });
     assert.deepEqual(names(answer), ['simple-on', 'with-variants', 'json-variant']);
     assert.ok(second.log.text().includes('serving the backup payload'));
   } finally {
@@ -58,7 +58,7 @@ async function restartWithUpstreamDown(
     await waitFor(() => third.upstream.featureRequests().length > 0);
     await waitFor(
       async () =>
-        names(await call(third.base, 'GET', '/proxy', { headers: withKey() })).join() ===
+        names(await call(third, 'GET', '/proxy', { headers: withKey() })).join() ===
         'only-upstream',
     );
   } finally {
@@ -160,20 +160,22 @@ describe('backup storage', () => {
           urlHeaders: { Authorization: 'boot-secret' },
         },
       },
-      (upstream) => {
-        upstream.mode = 'error500';
+      {
+        upstream: (upstream) => {
+          upstream.mode = 'error500';
+        },
       },
     );
     try {
       await run.proxy.poller.ready;
-      assert.deepEqual(names(await call(run.base, 'GET', '/proxy', { headers: withKey() })), [
+      assert.deepEqual(names(await call(run, 'GET', '/proxy', { headers: withKey() })), [
         'only-upstream',
       ]);
       assert.equal(bootstrap.featureRequests()[0]?.headers.authorization, 'boot-secret');
       run.upstream.mode = 'ok';
       await waitFor(
         async () =>
-          names(await call(run.base, 'GET', '/proxy', { headers: withKey() })).join() ===
+          names(await call(run, 'GET', '/proxy', { headers: withKey() })).join() ===
           'simple-on,with-variants,json-variant',
       );
     } finally {
@@ -186,7 +188,7 @@ describe('backup storage', () => {
     const run = await startProxy(smallPayload, { redisUrl: 'redis://127.0.0.1:1' });
     try {
       await run.proxy.poller.ready;
-      assert.equal((await call(run.base, 'GET', '/proxy/health')).status, 200);
+      assert.equal((await call(run, 'GET', '/proxy/health')).status, 200);
       await waitFor(() =>
         run.log.lines.some((line) => line.level === 'warn' && /backup/.test(line.message)),
       );

@@ -9,7 +9,7 @@ async function preflight(options: ProxyOptions, headers: Record<string, string>)
   const run = await startProxy(smallPayload, options);
   try {
     await run.proxy.poller.ready;
-    return await call(run.base, 'OPTIONS', '/proxy', { headers });
+    return await call(run, 'OPTIONS', '/proxy', { headers });
   } finally {
     await run.close();
   }

@@ -61,8 +61,13 @@ describe('POST /proxy equals @unleash/proxy for 500 contexts and 200 flags', () 
     await ours.close();
   });
 
-  async function evaluate(base: string, context: unknown, toggles?: string[]): Promise<Toggle[]> {
-    const answer = await call(base, 'POST', '/proxy', {
+  /** Ours through `inject`, the reference over HTTP (its base URL). */
+  async function evaluate(
+    target: Running | string,
+    context: unknown,
+    toggles?: string[],
+  ): Promise<Toggle[]> {
+    const answer = await call(target, 'POST', '/proxy', {
       headers: { authorization: CLIENT_KEY, 'content-type': 'application/json' },
       body: JSON.stringify(toggles === undefined ? { context } : { context, toggles }),
     });
@@ -81,7 +86,7 @@ describe('POST /proxy equals @unleash/proxy for 500 contexts and 200 flags', () 
     let variantsSeen = 0;
     for (const context of contexts) {
       const [mine, theirs] = await Promise.all([
-        evaluate(ours.base, context, flagNames),
+        evaluate(ours, context, flagNames),
         evaluate(referenceBase, context, flagNames),
       ]);
       assert.deepEqual(mine.map(shape), theirs.map(shape), `context ${JSON.stringify(context)}`);
@@ -93,7 +98,7 @@ describe('POST /proxy equals @unleash/proxy for 500 contexts and 200 flags', () 
     assert.ok(variantsSeen > 500 * 10, `variant answers: ${variantsSeen}`);
     for (const context of contexts.slice(0, 100)) {
       const [mine, theirs] = await Promise.all([
-        evaluate(ours.base, context),
+        evaluate(ours, context),
         evaluate(referenceBase, context),
       ]);
       assert.deepEqual(mine.map(shape), theirs.map(shape));

@@ -51,7 +51,7 @@ describe('ETags across proxy processes', () => {
         const ask = async (run: typeof before, etag?: string) => {
           await run.proxy.poller.ready;
           const headers = etag === undefined ? json : { ...json, 'if-none-match': etag };
-          return call(run.base, route.method, route.path, { headers, body: route.body });
+          return call(run, route.method, route.path, { headers, body: route.body });
         };
         const first = await ask(before);
         assert.equal(first.status, 200, first.text);

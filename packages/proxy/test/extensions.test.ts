@@ -20,21 +20,16 @@ describe('custom strategies from files (CommonJS and ESM), one of them throwing'
   after(() => run.close());
 
   it('evaluates with the loaded strategies', async () => {
-    const acme = await call(
-      run.base,
-      'GET',
-      '/proxy?properties[tenant]=acme&properties[day]=monday',
-      {
-        headers: withKey(),
-      },
-    );
+    const acme = await call(run, 'GET', '/proxy?properties[tenant]=acme&properties[day]=monday', {
+      headers: withKey(),
+    });
     assert.deepEqual(names(acme), [
       'tenant-flag',
       'monday-flag',
       'broken-then-default',
       'plain-on',
     ]);
-    const other = await call(run.base, 'GET', '/proxy?properties[tenant]=initech', {
+    const other = await call(run, 'GET', '/proxy?properties[tenant]=initech', {
       headers: withKey(),
     });
     assert.deepEqual(names(other), ['broken-then-default', 'plain-on']);
@@ -42,7 +37,7 @@ describe('custom strategies from files (CommonJS and ESM), one of them throwing'
 
   it('treats a throwing strategy as false, logs once per flag and keeps serving', async () => {
     for (let i = 0; i < 5; i++) {
-      const answer = await call(run.base, 'POST', '/proxy', {
+      const answer = await call(run, 'POST', '/proxy', {
         headers: withKey({ 'content-type': 'application/json' }),
         body: JSON.stringify({
           context: { userId: String(i) },
@@ -60,7 +55,7 @@ describe('custom strategies from files (CommonJS and ESM), one of them throwing'
     );
     const flags = warnings.map((line) => (line.data as { flag: string }).flag).sort();
     assert.deepEqual(flags, ['broken-flag', 'broken-then-default']);
-    assert.equal((await call(run.base, 'GET', '/proxy/health')).status, 200);
+    assert.equal((await call(run, 'GET', '/proxy/health')).status, 200);
   });
 });
 
@@ -69,7 +64,7 @@ describe('context enrichers', () => {
     const run = await startProxy(smallPayload, { expCustomEnrichers: [fixture('enrichers.mjs')] });
     try {
       await run.proxy.poller.ready;
-      const answer = await call(run.base, 'GET', '/proxy', { headers: withKey() });
+      const answer = await call(run, 'GET', '/proxy', { headers: withKey() });
       // The first enricher sets region=eu; the second, seeing it, sets userId 123.
       assert.ok(names(answer).includes('region-eu'));
       assert.ok(names(answer).includes('user-123'));
@@ -92,13 +87,13 @@ describe('context enrichers', () => {
     try {
       await run.proxy.poller.ready;
       for (let i = 0; i < 3; i++) {
-        const answer = await call(run.base, 'GET', '/proxy?userId=bad', { headers: withKey() });
+        const answer = await call(run, 'GET', '/proxy?userId=bad', { headers: withKey() });
         assert.equal(answer.status, 500);
         assert.equal(answer.json().name, 'ContextEnricherError');
         assert.ok(!answer.text.includes('exploded'), 'operator errors are not shown to callers');
       }
       assert.equal(
-        (await call(run.base, 'GET', '/proxy?userId=good', { headers: withKey() })).status,
+        (await call(run, 'GET', '/proxy?userId=good', { headers: withKey() })).status,
         200,
       );
       assert.equal(calls, 4);

@@ -41,11 +41,9 @@ describe('starting while the upstream is down', () => {
     });
     try {
       await second.proxy.poller.ready;
-      assert.equal((await call(second.base, 'GET', '/proxy/health')).status, 200);
+      assert.equal((await call(second, 'GET', '/proxy/health')).status, 200);
       assert.ok(
-        names(await call(second.base, 'GET', '/proxy', { headers: withKey() })).includes(
-          'simple-on',
-        ),
+        names(await call(second, 'GET', '/proxy', { headers: withKey() })).includes('simple-on'),
       );
     } finally {
       await second.close();
@@ -66,7 +64,7 @@ describe('starting while the upstream is down', () => {
     });
     try {
       await run.proxy.poller.ready;
-      assert.deepEqual(names(await call(run.base, 'GET', '/proxy', { headers: withKey() })), [
+      assert.deepEqual(names(await call(run, 'GET', '/proxy', { headers: withKey() })), [
         'from-bootstrap',
       ]);
       assert.equal(bootstrap.featureRequests()[0]?.headers.authorization, 'boot-secret');

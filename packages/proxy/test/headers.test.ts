@@ -44,7 +44,7 @@ describe('cache headers of keyed answers (shared caches must not serve them to o
     for (const [method, path, body] of requests) {
       // The first answer is evaluated, the second one comes from the answer cache.
       for (const round of ['fresh', 'cached']) {
-        const answer = await call(run.base, method, path, {
+        const answer = await call(run, method, path, {
           headers: withKey(JSON_TYPE),
           body,
         });
@@ -53,7 +53,7 @@ describe('cache headers of keyed answers (shared caches must not serve them to o
         assert.equal(answer.headers['cache-control'], 'public, max-age=2', label);
         assert.deepEqual(varies(answer), ['accept-encoding', 'authorization'], label);
         if (method === 'GET') {
-          const again = await call(run.base, method, path, {
+          const again = await call(run, method, path, {
             headers: withKey({ 'if-none-match': String(answer.headers.etag) }),
           });
           assert.equal(again.status, 304, label);
@@ -66,19 +66,19 @@ describe('cache headers of keyed answers (shared caches must not serve them to o
 
   it('OFREP answers vary on every header that may carry the key, 304 included', async () => {
     const expected = ['authorization', 'x-api-key'];
-    const single = await call(run.base, 'POST', '/ofrep/v1/evaluate/flags/simple-on', {
+    const single = await call(run, 'POST', '/ofrep/v1/evaluate/flags/simple-on', {
       headers: withKey(JSON_TYPE),
       body: '{"context":{}}',
     });
     assert.equal(single.status, 200);
     assert.deepEqual(varies(single), expected);
-    const bulk = await call(run.base, 'POST', '/ofrep/v1/evaluate/flags', {
+    const bulk = await call(run, 'POST', '/ofrep/v1/evaluate/flags', {
       headers: { 'x-api-key': CLIENT_KEY, ...JSON_TYPE },
       body: '{"context":{}}',
     });
     assert.equal(bulk.status, 200);
     assert.deepEqual(varies(bulk), expected);
-    const notModified = await call(run.base, 'POST', '/ofrep/v1/evaluate/flags', {
+    const notModified = await call(run, 'POST', '/ofrep/v1/evaluate/flags', {
       headers: withKey({ ...JSON_TYPE, 'if-none-match': String(bulk.headers.etag) }),
       body: '{"context":{}}',
     });
@@ -87,13 +87,13 @@ describe('cache headers of keyed answers (shared caches must not serve them to o
   });
 
   it('/proxy/client/features (the whole configuration) is private and varies on the key header', async () => {
-    const answer = await call(run.base, 'GET', '/proxy/client/features', {
+    const answer = await call(run, 'GET', '/proxy/client/features', {
       headers: { authorization: SERVER_TOKEN },
     });
     assert.equal(answer.status, 200);
     assert.equal(answer.headers['cache-control'], 'private, max-age=2');
     assert.deepEqual(varies(answer), ['authorization']);
-    const again = await call(run.base, 'GET', '/proxy/client/features', {
+    const again = await call(run, 'GET', '/proxy/client/features', {
       headers: { authorization: SERVER_TOKEN, 'if-none-match': String(answer.headers.etag) },
     });
     assert.equal(again.status, 304);
@@ -113,20 +113,20 @@ describe('cache headers with a custom key header and an origin list', () => {
     try {
       await run.proxy.poller.ready;
       for (const round of ['fresh', 'cached']) {
-        const answer = await call(run.base, 'GET', '/proxy?userId=1', {
+        const answer = await call(run, 'GET', '/proxy?userId=1', {
           headers: { 'x-client-key': CLIENT_KEY, origin: 'https://a.example' },
         });
         assert.equal(answer.status, 200, round);
         assert.equal(answer.headers['access-control-allow-origin'], 'https://a.example');
         assert.deepEqual(varies(answer), ['origin', 'accept-encoding', 'x-client-key'], round);
       }
-      const ofrep = await call(run.base, 'POST', '/ofrep/v1/evaluate/flags', {
+      const ofrep = await call(run, 'POST', '/ofrep/v1/evaluate/flags', {
         headers: { 'x-client-key': CLIENT_KEY, ...JSON_TYPE },
         body: '{}',
       });
       assert.equal(ofrep.status, 200);
       assert.deepEqual(varies(ofrep), ['origin', 'x-client-key', 'authorization', 'x-api-key']);
-      const features = await call(run.base, 'GET', '/proxy/client/features', {
+      const features = await call(run, 'GET', '/proxy/client/features', {
         headers: { 'x-client-key': SERVER_TOKEN },
       });
       assert.equal(features.status, 200);
@@ -142,35 +142,32 @@ describe('X-Content-Type-Options: nosniff', () => {
     const run = await startProxy(smallPayload, { metricsInterval: 0 });
     try {
       await run.proxy.poller.ready;
-      const first = await call(run.base, 'GET', '/proxy?userId=1', { headers: withKey() });
+      const first = await call(run, 'GET', '/proxy?userId=1', { headers: withKey() });
       const answers: [string, Answer][] = [
         ['GET /proxy', first],
-        [
-          'GET /proxy (cached)',
-          await call(run.base, 'GET', '/proxy?userId=1', { headers: withKey() }),
-        ],
+        ['GET /proxy (cached)', await call(run, 'GET', '/proxy?userId=1', { headers: withKey() })],
         [
           'GET /proxy 304',
-          await call(run.base, 'GET', '/proxy?userId=1', {
+          await call(run, 'GET', '/proxy?userId=1', {
             headers: withKey({ 'if-none-match': String(first.headers.etag) }),
           }),
         ],
-        ['401', await call(run.base, 'GET', '/proxy')],
-        ['400', await call(run.base, 'POST', '/proxy', { headers: withKey(JSON_TYPE), body: '[' })],
-        ['404', await call(run.base, 'GET', '/nowhere')],
-        ['501', await call(run.base, 'GET', '/proxy/all', { headers: withKey() })],
-        ['health', await call(run.base, 'GET', '/proxy/health')],
-        ['prometheus', await call(run.base, 'GET', '/proxy/internal-backstage/prometheus')],
+        ['401', await call(run, 'GET', '/proxy')],
+        ['400', await call(run, 'POST', '/proxy', { headers: withKey(JSON_TYPE), body: '[' })],
+        ['404', await call(run, 'GET', '/nowhere')],
+        ['501', await call(run, 'GET', '/proxy/all', { headers: withKey() })],
+        ['health', await call(run, 'GET', '/proxy/health')],
+        ['prometheus', await call(run, 'GET', '/proxy/internal-backstage/prometheus')],
         [
           'OFREP 404',
-          await call(run.base, 'POST', '/ofrep/v1/evaluate/flags/nope', {
+          await call(run, 'POST', '/ofrep/v1/evaluate/flags/nope', {
             headers: withKey(JSON_TYPE),
             body: '{}',
           }),
         ],
         [
           'metrics',
-          await call(run.base, 'POST', '/proxy/client/metrics', {
+          await call(run, 'POST', '/proxy/client/metrics', {
             headers: withKey(JSON_TYPE),
             body: JSON.stringify({
               appName: 'web',
@@ -184,7 +181,7 @@ describe('X-Content-Type-Options: nosniff', () => {
         ],
         [
           'preflight',
-          await call(run.base, 'OPTIONS', '/proxy', {
+          await call(run, 'OPTIONS', '/proxy', {
             headers: { origin: 'https://a.example', 'access-control-request-method': 'GET' },
           }),
         ],
@@ -197,11 +194,17 @@ describe('X-Content-Type-Options: nosniff', () => {
     } finally {
       await run.close();
     }
-    const cold = await startProxy(smallPayload, { metricsInterval: 0 }, (upstream) => {
-      upstream.mode = 'error500';
-    });
+    const cold = await startProxy(
+      smallPayload,
+      { metricsInterval: 0 },
+      {
+        upstream: (upstream) => {
+          upstream.mode = 'error500';
+        },
+      },
+    );
     try {
-      const notReady = await call(cold.base, 'GET', '/proxy', { headers: withKey() });
+      const notReady = await call(cold, 'GET', '/proxy', { headers: withKey() });
       assert.equal(notReady.status, 503);
       assert.equal(notReady.headers['x-content-type-options'], 'nosniff');
     } finally {

@@ -21,9 +21,15 @@ const names = (answer: Answer) =>
 describe('readiness: 503 Not Ready on every route until the first sync', () => {
   let run: Running;
   before(async () => {
-    run = await startProxy(smallPayload, {}, (upstream) => {
-      upstream.mode = 'error500';
-    });
+    run = await startProxy(
+      smallPayload,
+      {},
+      {
+        upstream: (upstream) => {
+          upstream.mode = 'error500';
+        },
+      },
+    );
   });
   after(() => run.close());
 
@@ -37,7 +43,7 @@ describe('readiness: 503 Not Ready on every route until the first sync', () => {
       ['GET', '/proxy/all', withKey()],
       ['GET', '/nowhere', {}],
     ] as const) {
-      const answer = await call(run.base, method, path, {
+      const answer = await call(run, method, path, {
         headers,
         body: method === 'POST' ? '{}' : undefined,
       });
@@ -47,12 +53,12 @@ describe('readiness: 503 Not Ready on every route until the first sync', () => {
     }
     run.upstream.mode = 'ok';
     await waitFor(() => run.proxy.state.ready);
-    const health = await call(run.base, 'GET', '/proxy/health');
+    const health = await call(run, 'GET', '/proxy/health');
     assert.equal(health.status, 200);
     assert.equal(health.text, 'ok');
     assert.equal(health.headers['content-type'], 'text/html; charset=utf-8');
     assert.match(String(health.headers.etag), /^W\/"/);
-    assert.equal((await call(run.base, 'GET', '/proxy', { headers: withKey() })).status, 200);
+    assert.equal((await call(run, 'GET', '/proxy', { headers: withKey() })).status, 200);
   });
 });
 
@@ -72,23 +78,22 @@ describe('evaluation endpoints', () => {
       { authorization: '' },
     ]) {
       for (const path of ['/proxy', '/proxy/all']) {
-        const answer = await call(run.base, 'GET', path, { headers });
+        const answer = await call(run, 'GET', path, { headers });
         assert.equal(answer.status, 401);
         assert.equal(answer.text, 'Unauthorized');
         assert.equal(answer.headers['content-type'], 'text/plain; charset=utf-8');
       }
     }
     // Auth comes before input checks: a bad query without a key is a 401, not a 400.
-    assert.equal((await call(run.base, 'GET', '/proxy?properties=x')).status, 401);
+    assert.equal((await call(run, 'GET', '/proxy?properties=x')).status, 401);
     assert.equal(
-      (await call(run.base, 'GET', '/proxy', { headers: { authorization: 'legacy-secret' } }))
-        .status,
+      (await call(run, 'GET', '/proxy', { headers: { authorization: 'legacy-secret' } })).status,
       200,
     );
   });
 
   it('GET /proxy lists the enabled toggles for the query context with the documented headers', async () => {
-    const answer = await call(run.base, 'GET', '/proxy?userId=123&properties[region]=eu', {
+    const answer = await call(run, 'GET', '/proxy?userId=123&properties[region]=eu', {
       headers: withKey(),
     });
     assert.equal(answer.status, 200);
@@ -128,14 +133,14 @@ describe('evaluation endpoints', () => {
   });
 
   it('moves unknown top-level query fields into properties; explicit properties win', async () => {
-    const moved = await call(run.base, 'GET', '/proxy?region=eu', { headers: withKey() });
+    const moved = await call(run, 'GET', '/proxy?region=eu', { headers: withKey() });
     assert.ok(names(moved).includes('region-eu'));
-    const explicit = await call(run.base, 'GET', '/proxy?region=eu&properties[region]=us', {
+    const explicit = await call(run, 'GET', '/proxy?region=eu&properties[region]=us', {
       headers: withKey(),
     });
     assert.ok(!names(explicit).includes('region-eu'));
     const polluted = await call(
-      run.base,
+      run,
       'GET',
       '/proxy?properties[__proto__]=x&__proto__=y&constructor=z',
       {
@@ -144,7 +149,7 @@ describe('evaluation endpoints', () => {
     );
     assert.equal(polluted.status, 200);
     assert.equal(({} as Record<string, unknown>).x, undefined);
-    const repeated = await call(run.base, 'GET', '/proxy?userId=1&userId=2', {
+    const repeated = await call(run, 'GET', '/proxy?userId=1&userId=2', {
       headers: withKey(),
     });
     assert.equal(repeated.status, 400);
@@ -152,20 +157,20 @@ describe('evaluation endpoints', () => {
   });
 
   it('answers 304 to a GET whose If-None-Match matches, never to a POST', async () => {
-    const first = await call(run.base, 'GET', '/proxy?userId=123', { headers: withKey() });
+    const first = await call(run, 'GET', '/proxy?userId=123', { headers: withKey() });
     const etag = String(first.headers.etag);
-    const again = await call(run.base, 'GET', '/proxy?userId=123', {
+    const again = await call(run, 'GET', '/proxy?userId=123', {
       headers: withKey({ 'if-none-match': etag }),
     });
     assert.equal(again.status, 304);
     assert.equal(again.text, '');
     assert.equal(again.headers.etag, etag);
-    const other = await call(run.base, 'GET', '/proxy?userId=999', {
+    const other = await call(run, 'GET', '/proxy?userId=999', {
       headers: withKey({ 'if-none-match': etag }),
     });
     assert.equal(other.status, 200);
     assert.notEqual(other.headers.etag, etag);
-    const post = await call(run.base, 'POST', '/proxy', {
+    const post = await call(run, 'POST', '/proxy', {
       headers: withKey({ 'content-type': 'application/json', 'if-none-match': etag }),
       body: JSON.stringify({ context: { userId: '123' } }),
     });
@@ -174,14 +179,14 @@ describe('evaluation endpoints', () => {
   });
 
   it('HEAD /proxy answers the headers without a body', async () => {
-    const answer = await call(run.base, 'HEAD', '/proxy?userId=123', { headers: withKey() });
+    const answer = await call(run, 'HEAD', '/proxy?userId=123', { headers: withKey() });
     assert.equal(answer.status, 200);
     assert.equal(answer.text, '');
     assert.equal(answer.headers['cache-control'], 'public, max-age=2');
   });
 
   it('POST /proxy without toggles lists enabled toggles; with toggles lists each name, unknown ones disabled', async () => {
-    const all = await call(run.base, 'POST', '/proxy', {
+    const all = await call(run, 'POST', '/proxy', {
       headers: withKey({ 'content-type': 'application/json' }),
       body: JSON.stringify({ context: { userId: '456', appName: 'foo' } }),
     });
@@ -192,7 +197,7 @@ describe('evaluation endpoints', () => {
       'user-123',
       'app-foo',
     ]);
-    const named = await call(run.base, 'POST', '/proxy', {
+    const named = await call(run, 'POST', '/proxy', {
       headers: withKey({ 'content-type': 'application/json' }),
       body: JSON.stringify({
         context: { userId: '1' },
@@ -240,13 +245,13 @@ describe('evaluation endpoints', () => {
   });
 
   it('reads a body without Content-Type as JSON; an empty POST evaluates the default context', async () => {
-    const noType = await call(run.base, 'POST', '/proxy', {
+    const noType = await call(run, 'POST', '/proxy', {
       headers: withKey(),
       body: JSON.stringify({ context: { appName: 'foo' } }),
     });
     assert.equal(noType.status, 200);
     assert.ok(names(noType).includes('app-foo'));
-    const empty = await call(run.base, 'POST', '/proxy', { headers: withKey() });
+    const empty = await call(run, 'POST', '/proxy', { headers: withKey() });
     assert.equal(empty.status, 200);
     assert.deepEqual(names(empty), ['simple-on', 'with-variants', 'json-variant']);
   });
@@ -269,7 +274,7 @@ describe('evaluation endpoints', () => {
       ],
     ];
     for (const [headers, body, status] of cases) {
-      const answer = await call(run.base, 'POST', '/proxy', { headers: withKey(headers), body });
+      const answer = await call(run, 'POST', '/proxy', { headers: withKey(headers), body });
       assert.equal(answer.status, status, body.slice(0, 40));
       assert.equal(answer.headers['content-type'], 'application/json; charset=utf-8');
       const error = answer.json();
@@ -278,7 +283,7 @@ describe('evaluation endpoints', () => {
       assert.ok(Array.isArray(error.details) && typeof error.details[0].message === 'string');
     }
     // Input is checked after auth: no key → 401 even with a bad body.
-    const unauthenticated = await call(run.base, 'POST', '/proxy', {
+    const unauthenticated = await call(run, 'POST', '/proxy', {
       headers: { 'content-type': 'text/plain' },
       body: 'x',
     });
@@ -286,7 +291,7 @@ describe('evaluation endpoints', () => {
   });
 
   it('coerces numbers in the POST context to strings', async () => {
-    const answer = await call(run.base, 'POST', '/proxy', {
+    const answer = await call(run, 'POST', '/proxy', {
       headers: withKey({ 'content-type': 'application/json' }),
       body: JSON.stringify({ context: { userId: 123 }, toggles: ['user-123'] }),
     });
@@ -295,7 +300,7 @@ describe('evaluation endpoints', () => {
 
   it('/proxy/all is 501 with the enabling hint when enableAllEndpoint is off', async () => {
     for (const method of ['GET', 'POST']) {
-      const answer = await call(run.base, method, '/proxy/all', {
+      const answer = await call(run, method, '/proxy/all', {
         headers: withKey(),
         body: method === 'POST' ? '{}' : undefined,
       });
@@ -307,7 +312,7 @@ describe('evaluation endpoints', () => {
 
   it('answers CORS preflights on any path without key or readiness', async () => {
     for (const path of ['/proxy', '/anything/else']) {
-      const answer = await call(run.base, 'OPTIONS', path, {
+      const answer = await call(run, 'OPTIONS', path, {
         headers: {
           origin: 'https://app.example',
           'access-control-request-method': 'POST',
@@ -324,23 +329,23 @@ describe('evaluation endpoints', () => {
     }
   });
 
-  it('evaluates remoteAddress from the caller when given, from the socket otherwise, and currentTime', async () => {
-    const given = await call(run.base, 'GET', '/proxy?remoteAddress=10.1.2.3', {
+  it('evaluates remoteAddress from the caller when given, from the peer address otherwise, and currentTime', async () => {
+    const given = await call(run, 'GET', '/proxy?remoteAddress=10.1.2.3', {
       headers: withKey(),
     });
     assert.ok(names(given).includes('from-10'));
-    const forwarded = await call(run.base, 'GET', '/proxy', {
+    const forwarded = await call(run, 'GET', '/proxy', {
       headers: withKey({ 'x-forwarded-for': '10.1.2.3' }),
     });
     assert.ok(
       !names(forwarded).includes('from-10'),
       'X-Forwarded-For is ignored without trustProxy',
     );
-    const future = await call(run.base, 'GET', '/proxy?currentTime=2031-01-01T00:00:00Z', {
+    const future = await call(run, 'GET', '/proxy?currentTime=2031-01-01T00:00:00Z', {
       headers: withKey(),
     });
     assert.ok(names(future).includes('after-2030'));
-    const invalid = await call(run.base, 'GET', '/proxy?currentTime=not-a-date', {
+    const invalid = await call(run, 'GET', '/proxy?currentTime=not-a-date', {
       headers: withKey(),
     });
     assert.equal(invalid.status, 200);
@@ -352,10 +357,10 @@ describe('evaluation endpoints', () => {
       additionalProperties: false,
     });
     const answers = [
-      await call(run.base, 'GET', '/proxy?userId=123&currentTime=2031-01-01T00:00:00Z', {
+      await call(run, 'GET', '/proxy?userId=123&currentTime=2031-01-01T00:00:00Z', {
         headers: withKey(),
       }),
-      await call(run.base, 'POST', '/proxy', {
+      await call(run, 'POST', '/proxy', {
         headers: withKey({ 'content-type': 'application/json' }),
         body: JSON.stringify({ context: {}, toggles: ['simple-off', 'json-variant', 'unknown'] }),
       }),
@@ -365,7 +370,7 @@ describe('evaluation endpoints', () => {
   });
 
   it('answers unknown paths with a JSON 404', async () => {
-    const answer = await call(run.base, 'PUT', '/proxy', { headers: withKey() });
+    const answer = await call(run, 'PUT', '/proxy', { headers: withKey() });
     assert.equal(answer.status, 404);
     assert.equal(answer.json().name, 'NotFoundError');
   });
@@ -380,10 +385,10 @@ describe('options that shape requests', () => {
     });
     try {
       await run.proxy.poller.ready;
-      assert.equal((await call(run.base, 'GET', '/proxy', { headers: withKey() })).status, 404);
-      assert.equal((await call(run.base, 'GET', '/proxy/health')).status, 404);
-      assert.equal((await call(run.base, 'GET', '/base/path/proxy/health')).text, 'ok');
-      const all = await call(run.base, 'GET', '/base/path/proxy/all?environment=dev', {
+      assert.equal((await call(run, 'GET', '/proxy', { headers: withKey() })).status, 404);
+      assert.equal((await call(run, 'GET', '/proxy/health')).status, 404);
+      assert.equal((await call(run, 'GET', '/base/path/proxy/health')).text, 'ok');
+      const all = await call(run, 'GET', '/base/path/proxy/all?environment=dev', {
         headers: withKey(),
       });
       assert.equal(all.status, 200);
@@ -403,7 +408,7 @@ describe('options that shape requests', () => {
         all.json().toggles.find((toggle: { name: string }) => toggle.name === 'env-prod').enabled,
         true,
       );
-      const named = await call(run.base, 'POST', '/base/path/proxy/all', {
+      const named = await call(run, 'POST', '/base/path/proxy/all', {
         headers: withKey({ 'content-type': 'application/json' }),
         body: JSON.stringify({ context: {}, toggles: ['simple-on'] }),
       });
@@ -420,14 +425,14 @@ describe('options that shape requests', () => {
     });
     try {
       await run.proxy.poller.ready;
-      assert.equal((await call(run.base, 'GET', '/proxy', { headers: withKey() })).status, 401);
-      const allowed = await call(run.base, 'GET', '/proxy', {
+      assert.equal((await call(run, 'GET', '/proxy', { headers: withKey() })).status, 401);
+      const allowed = await call(run, 'GET', '/proxy', {
         headers: { 'x-client-key': CLIENT_KEY, origin: 'https://b.example' },
       });
       assert.equal(allowed.status, 200);
       assert.equal(allowed.headers['access-control-allow-origin'], 'https://b.example');
       assert.equal(allowed.headers['access-control-allow-credentials'], 'true');
-      const other = await call(run.base, 'GET', '/proxy', {
+      const other = await call(run, 'GET', '/proxy', {
         headers: { 'x-client-key': CLIENT_KEY, origin: 'https://evil.example' },
       });
       assert.equal(other.status, 200);
@@ -449,7 +454,7 @@ describe('options that shape requests', () => {
       const run = await startProxy(smallPayload, { trustProxy });
       try {
         await run.proxy.poller.ready;
-        const answer = await call(run.base, 'GET', '/proxy', {
+        const answer = await call(run, 'GET', '/proxy', {
           headers: withKey({ 'x-forwarded-for': '10.1.2.3' }),
         });
         assert.equal(names(answer).includes('from-10'), trusted);
@@ -462,7 +467,7 @@ describe('options that shape requests', () => {
 
 describe('ignoreCallerRemoteAddress', () => {
   const fromTen = async (run: Running, path: string, forwardedFor: string, body?: unknown) => {
-    const answer = await call(run.base, body === undefined ? 'GET' : 'POST', path, {
+    const answer = await call(run, body === undefined ? 'GET' : 'POST', path, {
       headers: withKey({ 'x-forwarded-for': forwardedFor, 'content-type': 'application/json' }),
       body: body === undefined ? undefined : JSON.stringify(body),
     });
@@ -484,7 +489,7 @@ describe('ignoreCallerRemoteAddress', () => {
         assert.equal(await fromTen(run, '/proxy', '10.9.9.9', given), false);
         assert.equal(await fromTen(run, '/proxy', '10.1.2.3', given), true);
       }
-      const ofrep = await call(run.base, 'POST', '/ofrep/v1/evaluate/flags/from-10', {
+      const ofrep = await call(run, 'POST', '/ofrep/v1/evaluate/flags/from-10', {
         headers: withKey({ 'x-forwarded-for': '10.9.9.9', 'content-type': 'application/json' }),
         body: JSON.stringify({ context: { remoteAddress: '10.1.2.3' } }),
       });
@@ -508,7 +513,7 @@ describe('ignoreCallerRemoteAddress', () => {
     const strict = await startProxy(smallPayload, { ignoreCallerRemoteAddress: true });
     try {
       await strict.proxy.poller.ready;
-      // No trustProxy: the socket address (127.0.0.1) is the request address.
+      // No trustProxy: the peer address (127.0.0.1, as inject gives it) is the request address.
       assert.equal(await fromTen(strict, '/proxy?remoteAddress=10.1.2.3', '10.1.2.3'), false);
     } finally {
       await strict.close();
@@ -562,25 +567,23 @@ describe('upstream sync', () => {
   });
 
   it('keeps serving the last good snapshot through outages, garbage and invalid payloads; picks up changes', async () => {
-    const run = await startProxy(smallPayload);
+    // Six failed polls in a row back off to 32 intervals: a short interval keeps that wait short.
+    const run = await startProxy(smallPayload, { refreshInterval: 10 });
     try {
       await run.proxy.poller.ready;
-      const before = await call(run.base, 'GET', '/proxy', { headers: withKey() });
+      const before = await call(run, 'GET', '/proxy', { headers: withKey() });
       for (const mode of ['garbage', 'invalid', 'error500'] as const) {
         run.upstream.mode = mode;
         const count = run.upstream.featureRequests().length;
         await waitFor(() => run.upstream.featureRequests().length > count + 1);
-        const during = await call(run.base, 'GET', '/proxy', { headers: withKey() });
+        const during = await call(run, 'GET', '/proxy', { headers: withKey() });
         assert.equal(during.status, 200);
         assert.equal(during.text, before.text, mode);
       }
       await run.upstream.stop();
       await new Promise((resolve) => setTimeout(resolve, 150));
-      assert.equal(
-        (await call(run.base, 'GET', '/proxy', { headers: withKey() })).text,
-        before.text,
-      );
-      assert.equal((await call(run.base, 'GET', '/proxy/health')).status, 200);
+      assert.equal((await call(run, 'GET', '/proxy', { headers: withKey() })).text, before.text);
+      assert.equal((await call(run, 'GET', '/proxy/health')).status, 200);
       run.upstream.mode = 'ok';
       run.upstream.setPayload({
         version: 2,
@@ -588,7 +591,7 @@ describe('upstream sync', () => {
       });
       await run.upstream.restart();
       await waitFor(async () =>
-        names(await call(run.base, 'GET', '/proxy', { headers: withKey() })).includes('brand-new'),
+        names(await call(run, 'GET', '/proxy', { headers: withKey() })).includes('brand-new'),
       );
       assert.ok(
         run.log.lines.some((line) => line.level === 'warn' && /invalid JSON/.test(line.message)),
@@ -600,15 +603,21 @@ describe('upstream sync', () => {
   });
 
   it('backs off on 5xx and treats 401/403 as a token problem, retried slowly until fixed', async () => {
-    const run = await startProxy(smallPayload, { refreshInterval: 20 }, (upstream) => {
-      upstream.mode = 'unauthorized';
-    });
+    const run = await startProxy(
+      smallPayload,
+      { refreshInterval: 20 },
+      {
+        upstream: (upstream) => {
+          upstream.mode = 'unauthorized';
+        },
+      },
+    );
     try {
       await waitFor(() => run.upstream.featureRequests().length >= 2, 8000);
       assert.ok(
         run.log.lines.some((line) => line.level === 'error' && /API token/.test(line.message)),
       );
-      assert.equal((await call(run.base, 'GET', '/proxy/health')).status, 503);
+      assert.equal((await call(run, 'GET', '/proxy/health')).status, 503);
       const times = run.upstream.featureRequests().map((request) => request.at);
       assert.ok(
         (times[1] as number) - (times[0] as number) >= 20 * 4,

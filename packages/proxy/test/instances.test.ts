@@ -13,20 +13,20 @@ async function etags(run: Running): Promise<string[]> {
   await run.proxy.poller.ready;
   const json = withKey({ 'content-type': 'application/json' });
   const answers = [
-    await call(run.base, 'GET', '/proxy?userId=1', { headers: withKey() }),
-    await call(run.base, 'POST', '/proxy/all', {
+    await call(run, 'GET', '/proxy?userId=1', { headers: withKey() }),
+    await call(run, 'POST', '/proxy/all', {
       headers: json,
       body: JSON.stringify({ context: { userId: '2' } }),
     }),
-    await call(run.base, 'POST', '/proxy', {
+    await call(run, 'POST', '/proxy', {
       headers: json,
       body: JSON.stringify({ context: { userId: '3' }, toggles: ['with-variants', 'nope'] }),
     }),
-    await call(run.base, 'POST', '/ofrep/v1/evaluate/flags', {
+    await call(run, 'POST', '/ofrep/v1/evaluate/flags', {
       headers: json,
       body: JSON.stringify({ context: { targetingKey: '4' } }),
     }),
-    await call(run.base, 'GET', '/proxy/client/features', {
+    await call(run, 'GET', '/proxy/client/features', {
       headers: { authorization: 'server-token' },
     }),
   ];

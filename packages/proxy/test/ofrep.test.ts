@@ -4,7 +4,7 @@ import type { ClientFeatures } from '@flags/schemas';
 import { OFREPProvider } from '@openfeature/ofrep-provider';
 import { OpenFeature } from '@openfeature/server-sdk';
 import { smallPayload } from './fixtures/small.js';
-import { CLIENT_KEY, call, type Running, startProxy } from './helpers/proxy.js';
+import { CLIENT_KEY, call, type Listening, type Running, startProxy } from './helpers/proxy.js';
 
 const payload: ClientFeatures = {
   ...smallPayload,
@@ -41,16 +41,21 @@ function evaluate(
   body: unknown,
   headers: Record<string, string> = JSON_HEADERS,
 ) {
-  return call(run.base, 'POST', `/ofrep/v1/evaluate/flags/${key}`, {
+  return call(run, 'POST', `/ofrep/v1/evaluate/flags/${key}`, {
     headers,
     body: typeof body === 'string' ? body : JSON.stringify(body),
   });
 }
 
 describe('OFREP', () => {
-  let run: Running;
+  let run: Listening;
   before(async () => {
-    run = await startProxy(payload, { metricsInterval: 0, refreshInterval: 60_000 });
+    // Listening for the OpenFeature provider, which needs a URL; the other tests inject.
+    run = await startProxy(
+      payload,
+      { metricsInterval: 0, refreshInterval: 60_000 },
+      { listen: true },
+    );
     await run.proxy.poller.ready;
   });
   after(() => run.close());
@@ -111,7 +116,7 @@ describe('OFREP', () => {
       assert.equal(answer.headers['content-type'], 'application/json; charset=utf-8');
       assert.equal(answer.text, JSON.stringify(notFound(key)), key);
     }
-    const bulk = await call(run.base, 'POST', '/ofrep/v1/evaluate/flags', {
+    const bulk = await call(run, 'POST', '/ofrep/v1/evaluate/flags', {
       headers: JSON_HEADERS,
       body: JSON.stringify({ context: {} }),
     });
@@ -136,7 +141,7 @@ describe('OFREP', () => {
     const malformed = await evaluate(run, 'simple-on', '{"context": {');
     assert.equal(malformed.status, 400);
     assert.equal(malformed.json().errorCode, 'PARSE_ERROR');
-    const bulkMalformed = await call(run.base, 'POST', '/ofrep/v1/evaluate/flags', {
+    const bulkMalformed = await call(run, 'POST', '/ofrep/v1/evaluate/flags', {
       headers: JSON_HEADERS,
       body: '[1',
     });
@@ -174,7 +179,7 @@ describe('OFREP', () => {
       headers: Record<string, string> = {},
       context: unknown = { targetingKey: '123' },
     ) =>
-      call(run.base, 'POST', '/ofrep/v1/evaluate/flags', {
+      call(run, 'POST', '/ofrep/v1/evaluate/flags', {
         headers: { ...JSON_HEADERS, ...headers },
         body: JSON.stringify({ context }),
       });
@@ -184,7 +189,7 @@ describe('OFREP', () => {
     const keys = flags.map((flag: { key: string }) => flag.key);
     assert.deepEqual(keys, ['simple-on', 'with-variants', 'json-variant', 'user-123', 'limit']);
     // The same list `/proxy` gives that context: the public key learns nothing more here.
-    const proxy = await call(run.base, 'POST', '/proxy', {
+    const proxy = await call(run, 'POST', '/proxy', {
       headers: JSON_HEADERS,
       body: JSON.stringify({ context: { userId: '123' } }),
     });
@@ -232,9 +237,15 @@ describe('OFREP', () => {
   });
 
   it('is behind readiness', async () => {
-    const cold = await startProxy(payload, { metricsInterval: 0 }, (upstream) => {
-      upstream.mode = 'error500';
-    });
+    const cold = await startProxy(
+      payload,
+      { metricsInterval: 0 },
+      {
+        upstream: (upstream) => {
+          upstream.mode = 'error500';
+        },
+      },
+    );
     try {
       const answer = await evaluate(cold, 'simple-on', { context: {} });
       assert.equal(answer.status, 503);
@@ -279,7 +290,7 @@ describe('OFREP with enableAllEndpoint', () => {
     assert.equal(unknown.status, 404);
     assert.deepEqual(unknown.json(), notFound('nope'));
 
-    const bulk = await call(run.base, 'POST', '/ofrep/v1/evaluate/flags', {
+    const bulk = await call(run, 'POST', '/ofrep/v1/evaluate/flags', {
       headers: JSON_HEADERS,
       body: JSON.stringify({ context: { targetingKey: '123' } }),
     });

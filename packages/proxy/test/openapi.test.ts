@@ -4,7 +4,7 @@ import { after, before, describe, it } from 'node:test';
 import SwaggerParser from '@apidevtools/swagger-parser';
 import { chromium } from 'playwright-core';
 import { smallPayload } from './fixtures/small.js';
-import { call, type Running, startProxy, withKey } from './helpers/proxy.js';
+import { call, type Listening, type Running, startProxy, withKey } from './helpers/proxy.js';
 
 const CHROMIUM = '/usr/bin/chromium';
 
@@ -25,14 +25,18 @@ const OPERATIONS = [
 ].sort();
 
 describe('OpenAPI', () => {
-  let run: Running;
+  let run: Listening;
   let plain: Running;
   before(async () => {
+    // Listening for the browser that renders the UI; the other tests inject.
     run = await startProxy(
       smallPayload,
       { enableOAS: true, enableAllEndpoint: true, clientKeysHeaderName: 'X-Client-Key' },
-      (upstream) => {
-        upstream.mode = 'error500';
+      {
+        listen: true,
+        upstream: (upstream) => {
+          upstream.mode = 'error500';
+        },
       },
     );
     plain = await startProxy(smallPayload, { enableAllEndpoint: true });
@@ -43,8 +47,8 @@ describe('OpenAPI', () => {
   });
 
   it('serves a valid OpenAPI 3 document listing every route, before the first sync too', async () => {
-    assert.equal((await call(run.base, 'GET', '/proxy/health')).status, 503);
-    const answer = await call(run.base, 'GET', '/docs/openapi.json');
+    assert.equal((await call(run, 'GET', '/proxy/health')).status, 503);
+    const answer = await call(run, 'GET', '/docs/openapi.json');
     assert.equal(answer.status, 200);
     assert.match(String(answer.headers['content-type']), /^application\/json/);
     const document = answer.json();
@@ -94,13 +98,8 @@ describe('OpenAPI', () => {
         headers: body === undefined ? headers : { ...headers, 'content-type': 'application/json' },
         body,
       });
-      const documented = await call(
-        run.base,
-        method,
-        path,
-        init({ 'x-client-key': 'client-key-1' }),
-      );
-      const undocumented = await call(plain.base, method, path, init(withKey()));
+      const documented = await call(run, method, path, init({ 'x-client-key': 'client-key-1' }));
+      const undocumented = await call(plain, method, path, init(withKey()));
       assert.equal(documented.status, 200);
       assert.equal(documented.text, undocumented.text, `${method} ${path}`);
     }
@@ -108,20 +107,20 @@ describe('OpenAPI', () => {
 
   it('answers 404 without enableOAS', async () => {
     await plain.proxy.poller.ready;
-    assert.equal((await call(plain.base, 'GET', '/docs/openapi.json')).status, 404);
-    assert.equal((await call(plain.base, 'GET', '/docs/openapi')).status, 404);
+    assert.equal((await call(plain, 'GET', '/docs/openapi.json')).status, 404);
+    assert.equal((await call(plain, 'GET', '/docs/openapi')).status, 404);
   });
 
   it('moves under proxyBasePath with every other path', async () => {
     const based = await startProxy(smallPayload, { enableOAS: true, proxyBasePath: 'edge/' });
     try {
       await based.proxy.poller.ready;
-      const document = (await call(based.base, 'GET', '/edge/docs/openapi.json')).json();
+      const document = (await call(based, 'GET', '/edge/docs/openapi.json')).json();
       assert.ok(document.paths['/edge/proxy'].get);
       assert.ok(document.paths['/edge/ofrep/v1/evaluate/flags'].post);
-      assert.equal((await call(based.base, 'GET', '/edge/docs/openapi')).status, 200);
-      assert.equal((await call(based.base, 'GET', '/docs/openapi.json')).status, 404);
-      const ofrep = await call(based.base, 'POST', '/edge/ofrep/v1/evaluate/flags/simple-on', {
+      assert.equal((await call(based, 'GET', '/edge/docs/openapi')).status, 200);
+      assert.equal((await call(based, 'GET', '/docs/openapi.json')).status, 404);
+      const ofrep = await call(based, 'POST', '/edge/ofrep/v1/evaluate/flags/simple-on', {
         headers: withKey({ 'content-type': 'application/json' }),
         body: '{}',
       });

@@ -31,24 +31,30 @@ function family(families: Family[], name: string): Family {
 describe('Prometheus', () => {
   it('is behind readiness, needs no key, and reports the sync timestamps after a sync', async () => {
     const before = Date.now();
-    const run = await startProxy(smallPayload, {}, (upstream) => {
-      upstream.mode = 'error500';
-    });
+    const run = await startProxy(
+      smallPayload,
+      {},
+      {
+        upstream: (upstream) => {
+          upstream.mode = 'error500';
+        },
+      },
+    );
     const other = await startProxy(smallPayload);
     try {
-      const early = await call(run.base, 'GET', '/proxy/internal-backstage/prometheus');
+      const early = await call(run, 'GET', '/proxy/internal-backstage/prometheus');
       assert.equal(early.status, 503);
       assert.equal(early.text, 'Not Ready');
       run.upstream.mode = 'ok';
       await run.proxy.poller.ready;
-      await call(run.base, 'GET', '/proxy', { headers: withKey() });
-      await call(run.base, 'GET', '/proxy', { headers: {} });
+      await call(run, 'GET', '/proxy', { headers: withKey() });
+      await call(run, 'GET', '/proxy', { headers: {} });
       // Let a poll answered 304 move the fetch timestamp past the update timestamp.
       const polls = run.upstream.featureRequests().length;
       await waitFor(() => run.upstream.featureRequests().length > polls + 1);
       await waitFor(() => run.proxy.poller.lastCheckMs > run.proxy.state.lastUpdateMs);
 
-      const answer = await call(run.base, 'GET', '/proxy/internal-backstage/prometheus');
+      const answer = await call(run, 'GET', '/proxy/internal-backstage/prometheus');
       assert.equal(answer.status, 200);
       assert.match(String(answer.headers['content-type']), /^text\/plain; version=0\.0\.4/);
       const families = parse(answer.text);
@@ -91,8 +97,7 @@ describe('Prometheus', () => {
 
       // A second proxy in the same process has its own registry.
       await other.proxy.poller.ready;
-      const secondText = (await call(other.base, 'GET', '/proxy/internal-backstage/prometheus'))
-        .text;
+      const secondText = (await call(other, 'GET', '/proxy/internal-backstage/prometheus')).text;
       assert.equal(Number(family(parse(secondText), 'flags_proxy_up').metrics[0]?.value), 1);
       assert.ok(
         Number.isNaN(count(secondText, '200')),

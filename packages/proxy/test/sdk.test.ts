@@ -8,7 +8,7 @@ import { CLIENT_KEY, startProxy, waitFor } from './helpers/proxy.js';
 describe('unleash-proxy-client against the proxy', () => {
   for (const usePOSTrequests of [false, true]) {
     it(`fetches, answers isEnabled/getVariant, and sees an upstream change on its next poll (${usePOSTrequests ? 'POST' : 'GET'})`, async () => {
-      const run = await startProxy(smallPayload);
+      const run = await startProxy(smallPayload, {}, { listen: true });
       const client = new UnleashClient({
         url: `${run.base}/proxy`,
         clientKey: CLIENT_KEY,

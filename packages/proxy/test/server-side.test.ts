@@ -2,42 +2,47 @@ import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { InMemStorageProvider, Unleash } from 'unleash-client';
 import { realisticContexts, realisticPayload } from './fixtures/realistic.js';
-import { call, type Running, startProxy, waitFor, withKey } from './helpers/proxy.js';
+import { call, type Listening, startProxy, waitFor, withKey } from './helpers/proxy.js';
 
 const TOKEN = 'server-side-token-1';
 
 describe('server-side SDK endpoint', () => {
   const payload = realisticPayload(60);
-  let run: Running;
+  let run: Listening;
 
   before(async () => {
-    run = await startProxy(payload, {
-      expServerSideSdkConfig: { tokens: [TOKEN] },
-      metricsInterval: 3_600_000,
-      refreshInterval: 60_000,
-    });
+    // Listening for unleash-client, which syncs from a URL; the other requests inject.
+    run = await startProxy(
+      payload,
+      {
+        expServerSideSdkConfig: { tokens: [TOKEN] },
+        metricsInterval: 3_600_000,
+        refreshInterval: 60_000,
+      },
+      { listen: true },
+    );
     await run.proxy.poller.ready;
   });
   after(() => run.close());
 
   it('serves the synced payload, segments included, to server-side tokens only, with ETag/304', async () => {
-    assert.equal((await call(run.base, 'GET', '/proxy/client/features')).status, 401);
-    const withClientKey = await call(run.base, 'GET', '/proxy/client/features', {
+    assert.equal((await call(run, 'GET', '/proxy/client/features')).status, 401);
+    const withClientKey = await call(run, 'GET', '/proxy/client/features', {
       headers: withKey(),
     });
     assert.equal(withClientKey.status, 401);
     assert.equal(withClientKey.text, 'Unauthorized');
-    const other = await call(run.base, 'GET', '/proxy/client/features', {
+    const other = await call(run, 'GET', '/proxy/client/features', {
       headers: { authorization: 'server-side-token-2' },
     });
     assert.equal(other.status, 401);
     // Server-side tokens are not client keys.
     assert.equal(
-      (await call(run.base, 'GET', '/proxy', { headers: { authorization: TOKEN } })).status,
+      (await call(run, 'GET', '/proxy', { headers: { authorization: TOKEN } })).status,
       401,
     );
 
-    const answer = await call(run.base, 'GET', '/proxy/client/features', {
+    const answer = await call(run, 'GET', '/proxy/client/features', {
       headers: { authorization: TOKEN },
     });
     assert.equal(answer.status, 200);
@@ -52,13 +57,13 @@ describe('server-side SDK endpoint', () => {
     const etag = String(answer.headers.etag);
     assert.match(etag, /^"[^"]+"$/, 'a strong validator');
     for (const ifNoneMatch of [etag, `W/${etag}`, `"other", ${etag}`]) {
-      const again = await call(run.base, 'GET', '/proxy/client/features', {
+      const again = await call(run, 'GET', '/proxy/client/features', {
         headers: { authorization: TOKEN, 'if-none-match': ifNoneMatch },
       });
       assert.equal(again.status, 304, ifNoneMatch);
       assert.equal(again.text, '');
     }
-    const stale = await call(run.base, 'GET', '/proxy/client/features', {
+    const stale = await call(run, 'GET', '/proxy/client/features', {
       headers: { authorization: TOKEN, 'if-none-match': '"stale"' },
     });
     assert.equal(stale.status, 200);
@@ -83,7 +88,7 @@ describe('server-side SDK endpoint', () => {
       let enabledSeen = 0;
       let variantsSeen = 0;
       for (const context of realisticContexts(60)) {
-        const answer = await call(run.base, 'POST', '/proxy', {
+        const answer = await call(run, 'POST', '/proxy', {
           headers: withKey({ 'content-type': 'application/json' }),
           body: JSON.stringify({
             context: { ...context, appName: 'checkout-service' },

@@ -236,7 +236,7 @@ describe('proxy over TLS and through forward proxies', () => {
 
   async function serving(r: Running): Promise<void> {
     await r.proxy.poller.ready;
-    const answer = await call(r.base, 'GET', '/proxy', { headers: withKey() });
+    const answer = await call(r, 'GET', '/proxy', { headers: withKey() });
     assert.equal(answer.status, 200);
     assert.ok(answer.json().toggles.length > 0);
   }
@@ -251,8 +251,10 @@ describe('proxy over TLS and through forward proxies', () => {
   }
 
   it('syncs from an https upstream with a self-signed certificate when rejectUnauthorized is false', async () => {
-    const r = await startProxy(smallPayload, { httpOptions: { rejectUnauthorized: false } }, (u) =>
-      u.useTls(TLS),
+    const r = await startProxy(
+      smallPayload,
+      { httpOptions: { rejectUnauthorized: false } },
+      { upstream: (u) => u.useTls(TLS) },
     );
     running.push(r);
     assert.match(r.upstream.url, /^https:/);
@@ -260,11 +262,11 @@ describe('proxy over TLS and through forward proxies', () => {
   });
 
   it('does not become ready, and logs why, when the upstream certificate does not verify', async () => {
-    const r = await startProxy(smallPayload, {}, (u) => u.useTls(TLS));
+    const r = await startProxy(smallPayload, {}, { upstream: (u) => u.useTls(TLS) });
     running.push(r);
     assert.match(await firstFailure(r), /DEPTH_ZERO_SELF_SIGNED_CERT: self[- ]signed certificate/);
     assert.equal(r.proxy.state.ready, false);
-    assert.equal((await call(r.base, 'GET', '/proxy/health')).status, 503);
+    assert.equal((await call(r, 'GET', '/proxy/health')).status, 503);
     assert.equal(r.upstream.featureRequests().length, 0, 'no request got past the handshake');
   });
 
@@ -292,7 +294,7 @@ describe('proxy over TLS and through forward proxies', () => {
     const r = await startProxy(
       smallPayload,
       { httpOptions: { httpsProxy: forward.url, rejectUnauthorized: false } },
-      (u) => u.useTls(TLS),
+      { upstream: (u) => u.useTls(TLS) },
     );
     running.push(r);
     await serving(r);
@@ -303,8 +305,10 @@ describe('proxy over TLS and through forward proxies', () => {
 
   it('still verifies the upstream certificate inside a CONNECT tunnel', async () => {
     const forward = await forwardProxy();
-    const r = await startProxy(smallPayload, { httpOptions: { httpsProxy: forward.url } }, (u) =>
-      u.useTls(TLS),
+    const r = await startProxy(
+      smallPayload,
+      { httpOptions: { httpsProxy: forward.url } },
+      { upstream: (u) => u.useTls(TLS) },
     );
     running.push(r);
     assert.match(await firstFailure(r), /SELF_SIGNED/);

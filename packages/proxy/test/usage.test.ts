@@ -92,7 +92,7 @@ async function evaluateSome(run: Running, expected: Expected, app: string) {
   const names = run.proxy.state.current?.snapshot.names ?? [];
   // GET /proxy lists the enabled flags; every other flag was evaluated as disabled.
   for (const userId of ['123', '7']) {
-    const answer = await call(run.base, 'GET', `/proxy?userId=${userId}`, { headers: withKey() });
+    const answer = await call(run, 'GET', `/proxy?userId=${userId}`, { headers: withKey() });
     const enabled = new Map<string, string | undefined>(
       answer
         .json()
@@ -103,8 +103,8 @@ async function evaluateSome(run: Running, expected: Expected, app: string) {
     );
     for (const name of names) add(expected, app, name, enabled.has(name), enabled.get(name));
   }
-  countAll(expected, app, await call(run.base, 'POST', '/proxy/all', ALL('456')));
-  const named = await call(run.base, 'POST', '/proxy', {
+  countAll(expected, app, await call(run, 'POST', '/proxy/all', ALL('456')));
+  const named = await call(run, 'POST', '/proxy', {
     headers: withKey({ 'content-type': 'application/json' }),
     body: JSON.stringify({ context: {}, toggles: ['simple-on', 'not-a-flag', 'with-variants'] }),
   });
@@ -117,7 +117,7 @@ async function evaluateSome(run: Running, expected: Expected, app: string) {
       toggle.variant.enabled ? toggle.variant.name : undefined,
     );
   }
-  const ofrep = await call(run.base, 'POST', '/ofrep/v1/evaluate/flags/with-variants', {
+  const ofrep = await call(run, 'POST', '/ofrep/v1/evaluate/flags/with-variants', {
     headers: withKey({ 'content-type': 'application/json' }),
     body: '{"context":{"targetingKey":"9"}}',
   });
@@ -126,7 +126,7 @@ async function evaluateSome(run: Running, expected: Expected, app: string) {
 }
 
 async function report(run: Running, body: unknown, key = CLIENT_KEY): Promise<Answer> {
-  return call(run.base, 'POST', '/proxy/client/metrics', {
+  return call(run, 'POST', '/proxy/client/metrics', {
     headers: { authorization: key, 'content-type': 'application/json' },
     body: JSON.stringify(body),
   });
@@ -157,7 +157,7 @@ describe('usage metrics', () => {
       add(expected, 'web-app', 'simple-on', true, 'blue', 6);
       add(expected, 'web-app', 'simple-on', true, undefined, -6);
       // A report under the proxy's own name lands in the same bucket as its evaluations.
-      const own = await call(run.base, 'POST', '/proxy/all/client/metrics', {
+      const own = await call(run, 'POST', '/proxy/all/client/metrics', {
         headers: withKey({ 'content-type': 'application/json' }),
         body: JSON.stringify({
           appName: 'edge-proxy',
@@ -205,12 +205,12 @@ describe('usage metrics', () => {
 
       // Counts made while the upstream is unreachable join the kept ones.
       await run.upstream.stop();
-      countAll(expected, 'flags-proxy', await call(run.base, 'POST', '/proxy/all', ALL('1')));
+      countAll(expected, 'flags-proxy', await call(run, 'POST', '/proxy/all', ALL('1')));
       await run.proxy.reporter.flush();
       await run.upstream.restart();
 
       run.upstream.reportStatus = 202;
-      countAll(expected, 'flags-proxy', await call(run.base, 'POST', '/proxy/all', ALL('2')));
+      countAll(expected, 'flags-proxy', await call(run, 'POST', '/proxy/all', ALL('2')));
       await run.proxy.reporter.flush();
       const reports = run.upstream.acceptedMetrics();
       assert.equal(reports.length, 1);
@@ -239,12 +239,12 @@ describe('usage metrics', () => {
     try {
       await run.proxy.poller.ready;
       const expected: Expected = new Map();
-      countAll(expected, 'flags-proxy', await call(run.base, 'POST', '/proxy/all', ALL('1')));
+      countAll(expected, 'flags-proxy', await call(run, 'POST', '/proxy/all', ALL('1')));
       await waitFor(() => run.upstream.acceptedMetrics().length === 1);
       const [first] = run.upstream.acceptedMetrics();
       assert.equal(first.environment, 'production');
       assert.equal(first.appName, 'flags-proxy');
-      countAll(expected, 'flags-proxy', await call(run.base, 'POST', '/proxy/all', ALL('2')));
+      countAll(expected, 'flags-proxy', await call(run, 'POST', '/proxy/all', ALL('2')));
       await run.proxy.app.close();
       closed = true;
       assert.deepEqual(plain(received(run.upstream.acceptedMetrics())), plain(expected));
@@ -275,7 +275,7 @@ describe('usage metrics', () => {
       assert.equal((await report(run, good, 'wrong')).status, 401);
       assert.equal((await report(run, good, 'server-token')).status, 200);
 
-      const registered = await call(run.base, 'POST', '/proxy/client/register', {
+      const registered = await call(run, 'POST', '/proxy/client/register', {
         headers: { authorization: 'server-token', 'content-type': 'application/json' },
         body: JSON.stringify({
           appName: 'checkout-service',
@@ -297,7 +297,7 @@ describe('usage metrics', () => {
       assert.equal(forwarded.sdkVersion, 'unleash-node-sdk:6.12.1');
       assert.equal(
         (
-          await call(run.base, 'POST', '/proxy/client/register', {
+          await call(run, 'POST', '/proxy/client/register', {
             headers: withKey({ 'content-type': 'application/json' }),
             body: '{"instanceId":"no-app"}',
           })
@@ -333,14 +333,14 @@ describe('registrations and reports with the public client key', () => {
     });
     try {
       await run.proxy.poller.ready;
-      const browser = await call(run.base, 'POST', '/proxy/client/register', {
+      const browser = await call(run, 'POST', '/proxy/client/register', {
         headers: withKey({ 'content-type': 'application/json' }),
         body: registration('browser-app', 'browser-1'),
       });
       assert.equal(browser.status, 200);
       assert.equal(browser.text, 'OK');
       // A server-side token is a secret of the operator's: its SDK is registered as itself.
-      const server = await call(run.base, 'POST', '/proxy/client/register', {
+      const server = await call(run, 'POST', '/proxy/client/register', {
         headers: { authorization: 'server-token', 'content-type': 'application/json' },
         body: registration('checkout-service', 'pod-7'),
       });
@@ -393,15 +393,15 @@ describe('registrations and reports with the public client key', () => {
       await run.proxy.poller.ready;
       // One budget for the three routes.
       const accepted = [
-        await call(run.base, 'POST', '/proxy/client/metrics', {
+        await call(run, 'POST', '/proxy/client/metrics', {
           headers: from('10.0.0.1'),
           body: metrics,
         }),
-        await call(run.base, 'POST', '/proxy/all/client/metrics', {
+        await call(run, 'POST', '/proxy/all/client/metrics', {
           headers: from('10.0.0.1'),
           body: metrics,
         }),
-        await call(run.base, 'POST', '/proxy/client/register', {
+        await call(run, 'POST', '/proxy/client/register', {
           headers: from('10.0.0.1'),
           body: registration('web', 'b-1'),
         }),
@@ -415,7 +415,7 @@ describe('registrations and reports with the public client key', () => {
         ['/proxy/all/client/metrics', metrics],
         ['/proxy/client/register', registration('web', 'b-1')],
       ] as const) {
-        const limited = await call(run.base, 'POST', path, { headers: from('10.0.0.1'), body });
+        const limited = await call(run, 'POST', path, { headers: from('10.0.0.1'), body });
         assert.equal(limited.status, 429, path);
         assert.equal(limited.headers['content-type'], 'application/json; charset=utf-8');
         const error = limited.json();
@@ -425,18 +425,18 @@ describe('registrations and reports with the public client key', () => {
         assert.ok(Number(limited.headers['retry-after']) > 0);
       }
       // The key is checked first; other addresses and the evaluation routes are not limited.
-      const wrongKey = await call(run.base, 'POST', '/proxy/client/metrics', {
+      const wrongKey = await call(run, 'POST', '/proxy/client/metrics', {
         headers: from('10.0.0.1', 'wrong'),
         body: metrics,
       });
       assert.equal(wrongKey.status, 401);
-      const other = await call(run.base, 'POST', '/proxy/client/metrics', {
+      const other = await call(run, 'POST', '/proxy/client/metrics', {
         headers: from('10.0.0.2'),
         body: metrics,
       });
       assert.equal(other.status, 200);
       for (let i = 0; i < 5; i++) {
-        const evaluation = await call(run.base, 'GET', '/proxy', {
+        const evaluation = await call(run, 'GET', '/proxy', {
           headers: from('10.0.0.1'),
         });
         assert.equal(evaluation.status, 200);

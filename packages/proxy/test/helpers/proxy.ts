@@ -7,22 +7,48 @@ import { RecordingLogger } from './recording-logger.js';
 export const CLIENT_KEY = 'client-key-1';
 export const API_TOKEN = 'upstream-token-secret';
 
+/** A real proxy syncing from a real fake upstream; `call(running, …)` talks to it by `inject`. */
 export interface Running {
   readonly upstream: FakeUpstream;
   readonly proxy: ProxyApp;
   readonly log: RecordingLogger;
-  readonly base: string;
   close(): Promise<void>;
 }
 
-/** A real proxy on a real port, syncing from a real fake upstream. */
+/** A `Running` proxy that also listens on a real port, for callers that need a URL (SDKs, browsers). */
+export interface Listening extends Running {
+  /** `http://127.0.0.1:<port>` */
+  readonly base: string;
+}
+
+export interface StartOptions {
+  /** Prepares the fake upstream before it starts (a failure mode, TLS). */
+  readonly upstream?: (upstream: FakeUpstream) => void;
+  /** Listens on a real port too; only where the socket is what the test is about. */
+  readonly listen?: boolean;
+}
+
+/**
+ * A real proxy syncing from a real fake upstream (the sync over a socket is part of every test).
+ * Requests reach the proxy through Fastify's `inject` unless `listen` is set.
+ */
+export async function startProxy(
+  payload: unknown,
+  options?: ProxyOptions,
+  start?: StartOptions & { listen?: false },
+): Promise<Running>;
+export async function startProxy(
+  payload: unknown,
+  options: ProxyOptions,
+  start: StartOptions & { listen: true },
+): Promise<Listening>;
 export async function startProxy(
   payload: unknown,
   options: ProxyOptions = {},
-  setup: (upstream: FakeUpstream) => void = () => {},
-): Promise<Running> {
+  start: StartOptions = {},
+): Promise<Running | Listening> {
   const upstream = new FakeUpstream(payload);
-  setup(upstream);
+  start.upstream?.(upstream);
   await upstream.start();
   const log = new RecordingLogger();
   const proxy = await createProxy({
@@ -33,18 +59,19 @@ export async function startProxy(
     logger: log,
     ...options,
   });
-  await proxy.app.listen({ port: 0, host: '127.0.0.1' });
-  const base = `http://127.0.0.1:${(proxy.app.server.address() as AddressInfo).port}`;
-  return {
+  const running: Running = {
     upstream,
     proxy,
     log,
-    base,
     async close() {
       await proxy.app.close();
       await upstream.stop();
     },
   };
+  if (start.listen !== true) return running;
+  await proxy.app.listen({ port: 0, host: '127.0.0.1' });
+  const base = `http://127.0.0.1:${(proxy.app.server.address() as AddressInfo).port}`;
+  return { ...running, base };
 }
 
 export interface Answer {
@@ -55,14 +82,39 @@ export interface Answer {
   json(): any;
 }
 
-/** One HTTP request (undici: no implicit Content-Type for string bodies). */
+export interface RequestInit {
+  readonly headers?: Record<string, string>;
+  readonly body?: string;
+}
+
+/**
+ * One request: to a `Running` proxy through `inject` (no socket; the peer address is 127.0.0.1),
+ * or to a base URL over HTTP with undici. Neither adds a Content-Type to a string body.
+ */
 export async function call(
-  base: string,
+  target: Running | string,
   method: string,
   path: string,
-  init: { headers?: Record<string, string>; body?: string } = {},
+  init: RequestInit = {},
 ): Promise<Answer> {
-  const response = await request(`${base}${path}`, {
+  if (typeof target === 'string') return overHttp(`${target}${path}`, method, init);
+  const response = await target.proxy.app.inject({
+    method: method as 'GET',
+    url: path,
+    headers: init.headers,
+    payload: init.body,
+  });
+  const text = response.payload;
+  return {
+    status: response.statusCode,
+    headers: headerTexts(response.headers),
+    text,
+    json: () => JSON.parse(text),
+  };
+}
+
+async function overHttp(url: string, method: string, init: RequestInit): Promise<Answer> {
+  const response = await request(url, {
     method: method as 'GET',
     headers: init.headers,
     body: init.body,
@@ -74,6 +126,18 @@ export async function call(
     text,
     json: () => JSON.parse(text),
   };
+}
+
+/** Header values as they arrive over the wire: numbers (a Content-Length) become text. */
+function headerTexts(
+  headers: Record<string, string | number | string[] | undefined>,
+): Record<string, string | string[] | undefined> {
+  return Object.fromEntries(
+    Object.entries(headers).map(([name, value]) => [
+      name,
+      typeof value === 'number' ? String(value) : value,
+    ]),
+  );
 }
 
 export function withKey(headers: Record<string, string> = {}): Record<string, string> {
