@@ -5,7 +5,6 @@ import { describe, it } from 'node:test';
 import { fileURLToPath } from 'node:url';
 import { ConfigError, loadConfig, optionTable } from '@flags/proxy';
 import { spawnCommand } from '../../../test/helpers/processes.js';
-import { errorCatalogue } from '../src/errors.js';
 import { smallPayload } from './fixtures/small.js';
 import { FakeUpstream } from './helpers/fake-upstream.js';
 import { startProxy } from './helpers/proxy.js';
@@ -229,16 +228,6 @@ describe('configuration', () => {
       assert.equal(row[4], spec.doc, `meaning of ${spec.option}`);
     }
     assert.equal(documented.size, optionTable.length, 'no undocumented rows');
-  });
-
-  it('documents the status of every error of the catalogue in the README', () => {
-    const readme = readFileSync(fileURLToPath(new URL('../README.md', import.meta.url)), 'utf8');
-    const start = readme.indexOf('Errors are JSON');
-    const errors = readme.slice(start, readme.indexOf('\n\n', start));
-    for (const [code, entry] of Object.entries(errorCatalogue)) {
-      assert.match(errors, new RegExp(`\\b${entry.status}\\b`), `${code} (${entry.status})`);
-    }
-    assert.match(errors, /429 `RateLimitError`/);
   });
 });
 
