@@ -9,6 +9,7 @@ import { seededRandom } from '../../../test/helpers/seeded-random.js';
 import { compile } from '../src/index.js';
 import { linearNativeRegex } from '../src/parse/regex.js';
 import { INPUT_CHARS, randomInput, randomPattern } from './fixtures/random-patterns.js';
+import { regexFlagPayload } from './fixtures/regex-flag.js';
 
 const LENGTH = 10_000;
 const BOUND_MS = 100;
@@ -16,21 +17,7 @@ const BOUND_MS = 100;
 /** A snapshot with one flag whose only constraint is `email REGEX pattern`. */
 function regexFlag(pattern: string) {
   return compile(
-    {
-      version: 2,
-      features: [
-        {
-          name: 'r',
-          enabled: true,
-          strategies: [
-            {
-              name: 'default',
-              constraints: [{ contextName: 'email', operator: 'REGEX', value: pattern }],
-            },
-          ],
-        },
-      ],
-    },
+    regexFlagPayload(pattern, 'email'),
     // Above the inputs' length, so that the pattern really runs on them.
     { maxContextValueLength: 2 * LENGTH },
   );

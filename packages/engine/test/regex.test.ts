@@ -9,6 +9,7 @@ import { seededRandom } from '../../../test/helpers/seeded-random.js';
 import { compile } from '../src/index.js';
 import { linearNativeRegex } from '../src/parse/regex.js';
 import { INPUT_CHARS, randomInput, randomPattern } from './fixtures/random-patterns.js';
+import { regexFlagPayload } from './fixtures/regex-flag.js';
 
 const require = createRequire(import.meta.url);
 const { RE2JS } = createRequire(require.resolve('unleash-client'))('re2js') as {
@@ -28,23 +29,7 @@ function re2(pattern: string, input: string, caseInsensitive: boolean): boolean 
 }
 
 function engine(pattern: string, input: string, caseInsensitive: boolean): boolean {
-  const snapshot = compile({
-    version: 2,
-    features: [
-      {
-        name: 'r',
-        enabled: true,
-        strategies: [
-          {
-            name: 'default',
-            constraints: [
-              { contextName: 'userId', operator: 'REGEX', value: pattern, caseInsensitive },
-            ],
-          },
-        ],
-      },
-    ],
-  });
+  const snapshot = compile(regexFlagPayload(pattern, 'userId', caseInsensitive));
   return snapshot.evaluate('r', { userId: input })?.enabled ?? false;
 }
 
