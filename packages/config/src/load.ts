@@ -107,6 +107,7 @@ function entries(row: OptionRow, errors: readonly ErrorObject[]): string {
  * than inside one (`clientKeys` or `proxySecrets`) is one requirement: "You must specify A or B".
  */
 function problems(
+  schema: TObject,
   errors: readonly ErrorObject[],
   rows: readonly OptionRow[],
   sources: ReadonlyMap<OptionRow, Source>,
@@ -124,9 +125,18 @@ function problems(
       const row = rowOf(error);
       if (row) named.add(row);
     }
+    // Branches that describe themselves are named by their descriptions, in schema order.
+    const branches = ((schema as { anyOf?: unknown }).anyOf ?? []) as readonly {
+      description?: string;
+    }[];
+    const described = anyOf.schemaPath === '#/anyOf' && branches.every((b) => b.description);
     return {
       order: Math.min(rows.length, ...[...named].map((row) => rows.indexOf(row))),
-      text: `You must specify ${[...named].map(requirement).join(' or ')}`,
+      text: `You must specify ${
+        described
+          ? branches.map((branch) => branch.description).join(' or ')
+          : [...named].map(requirement).join(' or ')
+      }`,
     };
   });
   const byRow = new Map<OptionRow, ErrorObject[]>();
@@ -184,7 +194,8 @@ export function configSchema<S extends TObject>(schema: S): ConfigSchema<S> {
         set(values, row.path, envValue(row, raw));
         sources.set(row, { env: name, raw });
       }
-      if (!validate(values)) throw new ConfigError(problems(validate.errors ?? [], rows, sources));
+      if (!validate(values))
+        throw new ConfigError(problems(schema, validate.errors ?? [], rows, sources));
       return values as Loaded<S>;
     },
   };

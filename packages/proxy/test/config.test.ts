@@ -30,8 +30,25 @@ describe('configuration', () => {
     const found = problems({});
     assert.equal(found.length, 3);
     assert.match(found[0] as string, /FLAGS_URL/);
-    assert.match(found[1] as string, /FLAGS_API_TOKEN/);
-    assert.match(found[2] as string, /FLAGS_PROXY_CLIENT_KEYS/);
+    assert.ok(found.some((text) => /^You must specify the flagsApiToken option/.test(text)));
+    assert.ok(
+      found.some((text) =>
+        /FLAGS_PROXY_CLIENT_KEYS.*FLAGS_PROXY_SECRETS.*Unleash-format token/.test(text),
+      ),
+    );
+  });
+
+  it('needs no client keys when a startup token is Unleash-format', () => {
+    const env = { FLAGS_URL: 'http://upstream/api' };
+    assert.deepEqual(problems({ ...env, FLAGS_API_TOKEN: 'plain-secret' }), [
+      'You must specify the clientKeys option (FLAGS_PROXY_CLIENT_KEYS) or the proxySecrets option (FLAGS_PROXY_SECRETS) or an Unleash-format token (`project:environment.secret`) in flagsApiToken (FLAGS_API_TOKEN)',
+    ]);
+    const config = loadConfig({
+      ...env,
+      FLAGS_API_TOKEN: '*:development.abc, plain, *:development.abc',
+    });
+    assert.deepEqual(config.startupTokens, ['*:development.abc', 'plain']);
+    assert.equal(config.flagsApiToken, '*:development.abc');
   });
 
   it('applies the documented defaults', () => {

@@ -59,7 +59,13 @@ function resolve(options: Options) {
   const bootstrapUrl = options.expBootstrap.url;
   return Object.freeze({
     flagsUrl: upstreamBase(options.flagsUrl),
-    flagsApiToken: options.flagsApiToken,
+    /** The client tokens the proxy syncs with, one environment each (`flagsApiToken`, `TOKENS`). */
+    startupTokens: Object.freeze([...new Set(options.flagsApiToken)]),
+    /** The first startup token: the one of the environment plain client keys are served from. */
+    flagsApiToken: options.flagsApiToken[0] as string,
+    pretrustedTokens: Object.freeze([...new Set(options.pretrustedTokens ?? [])]),
+    tokenRevalidationInterval: options.tokenRevalidationInterval,
+    strictTokens: options.strictTokens,
     clientKeys: Object.freeze([
       ...new Set([...(options.clientKeys ?? []), ...(options.proxySecrets ?? [])]),
     ]),

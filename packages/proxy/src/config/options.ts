@@ -11,6 +11,9 @@ import Type from 'typebox';
  * into the domain types the proxy runs with.
  */
 
+/** `project:environment.secret` (`*` or `[]` for the projects), the form Unleash tokens take. */
+export const UNLEASH_TOKEN_PATTERN = '^[^:.\\s]+:[^:.\\s]+\\..+$';
+
 export const LOG_LEVELS = ['debug', 'info', 'warn', 'error', 'fatal'] as const;
 export type LogLevel = (typeof LOG_LEVELS)[number];
 
@@ -62,11 +65,26 @@ export const proxySchema = Type.Object(
       required: true,
       doc: 'API URL of the upstream instance (e.g. `http://flags:4242/api`).',
     }),
-    flagsApiToken: option(Type.String(), {
+    flagsApiToken: option(Type.Array(Type.String({ minLength: 1 }), { minItems: 1 }), {
       env: ['FLAGS_API_TOKEN'],
       required: true,
       secret: true,
-      doc: 'Client-type API token for the upstream API, sent as `Authorization`.',
+      doc: 'Comma-separated client tokens of the upstream, sent as `Authorization`: one environment is synced per token. Unleash-format tokens (`project:environment.secret`) name their environment; the first token’s environment serves plain client keys.',
+    }),
+    pretrustedTokens: option(list(), {
+      env: ['FLAGS_PRETRUSTED_TOKENS'],
+      secret: true,
+      doc: 'Comma-separated keys accepted without asking the upstream: Unleash-format frontend tokens, or `secret@environment` (a plain client key bound to an environment).',
+    }),
+    tokenRevalidationInterval: option(Type.Integer({ exclusiveMinimum: 0 }), {
+      env: ['FLAGS_TOKEN_REVALIDATION_INTERVAL'],
+      default: 3_600_000,
+      doc: 'How often tokens validated upstream (`/edge/validate`) are checked again, ms: a token revoked upstream stops working at the next check.',
+    }),
+    strictTokens: option(Type.Boolean(), {
+      env: ['FLAGS_STRICT_TOKENS'],
+      default: false,
+      doc: '`true`: only the environments of the startup tokens (`flagsApiToken`) are served; `false`: a valid client token of another environment starts syncing it.',
     }),
     clientKeys: option(list(), {
       env: ['FLAGS_PROXY_CLIENT_KEYS'],
@@ -339,12 +357,31 @@ export const proxySchema = Type.Object(
     ),
   },
   {
-    // Client keys are required, under either name (`proxySecrets` is the deprecated one).
-    anyOf: ['clientKeys', 'proxySecrets'].map((name) => ({
-      type: 'object',
-      required: [name],
-      properties: { [name]: { type: 'array', minItems: 1 } },
-    })),
+    // Client keys are required, under either name (`proxySecrets` is the deprecated one), unless
+    // a startup token is Unleash-format: then frontend tokens are validated upstream.
+    anyOf: [
+      ...[
+        ['clientKeys', 'FLAGS_PROXY_CLIENT_KEYS'],
+        ['proxySecrets', 'FLAGS_PROXY_SECRETS'],
+      ].map(([name, env]) => ({
+        description: `the ${name} option (${env})`,
+        type: 'object',
+        required: [name],
+        properties: { [name as string]: { type: 'array', minItems: 1 } },
+      })),
+      {
+        description:
+          'an Unleash-format token (`project:environment.secret`) in flagsApiToken (FLAGS_API_TOKEN)',
+        type: 'object',
+        required: ['flagsApiToken'],
+        properties: {
+          flagsApiToken: {
+            type: 'array',
+            contains: { type: 'string', pattern: UNLEASH_TOKEN_PATTERN },
+          },
+        },
+      },
+    ],
   },
 );
 
