@@ -1,6 +1,7 @@
 import Fastify, { type FastifyBaseLogger, type FastifyInstance } from 'fastify';
-import { KeyChecker } from './auth/client-keys.js';
-import { presentsKey, requireKey, requireOfrepKey } from './auth/require-key.js';
+import { Authorizer } from './auth/access.js';
+import { keyInHeader, ofrepKey } from './auth/require-key.js';
+import type { TokenValidator } from './auth/token-validator.js';
 import type { ProxyConfig } from './config/load.js';
 import type { ContextEnricher, Logger } from './config/options.js';
 import { Enrichers } from './context/enrichers.js';
@@ -16,19 +17,34 @@ import { isDebug } from './logger.js';
 import { type FetchClock, ProxyMetrics } from './prometheus.js';
 import { allRoutes } from './routes/all.js';
 import { clientFeaturesRoutes } from './routes/client-features.js';
-import { frontendRoutes } from './routes/frontend.js';
+import { type EvaluationFlavour, frontendRoutes } from './routes/frontend.js';
 import { healthRoutes } from './routes/health.js';
 import { metricsRoutes } from './routes/metrics.js';
 import { ofrepRoutes } from './routes/ofrep.js';
 import { prometheusRoutes } from './routes/prometheus.js';
 import { registerRoutes } from './routes/register.js';
-import type { ProxyState } from './state.js';
+import type { Environments } from './sync/environments.js';
 import type { UpstreamClient } from './sync/http-client.js';
 import type { UsageAggregator } from './usage/aggregator.js';
 
+/** `/proxy`: Unleash Proxy's answers (upstream order, no 304 to POST, `{ context }` bodies). */
+const PROXY_FLAVOUR: EvaluationFlavour = {
+  nameOrder: false,
+  conditionalPost: false,
+  bareContext: false,
+};
+/** `/api/frontend`, `/api/proxy`: Unleash Edge's (name order, 304 to POST too, bare contexts). */
+const API_FLAVOUR: EvaluationFlavour = {
+  nameOrder: true,
+  conditionalPost: true,
+  bareContext: true,
+};
+
 export interface AppDeps {
-  /** The snapshot holder the sync loop writes to. */
-  readonly state: ProxyState;
+  /** The environments served, each with the snapshot its sync loop writes to. */
+  readonly environments: Environments;
+  /** Validates Unleash-format tokens upstream; none: only configured keys are accepted. */
+  readonly validator?: TokenValidator;
   readonly log: Logger;
   /** Loaded enricher functions (`expCustomEnrichers`). */
   readonly enrichers?: readonly ContextEnricher[];
@@ -49,14 +65,15 @@ export interface AppDeps {
  * handler.
  */
 export async function buildApp(config: ProxyConfig, deps: AppDeps): Promise<FastifyInstance> {
-  const { state, log } = deps;
+  const { environments, log } = deps;
   const debug = isDebug(log);
   const app: FastifyInstance = Fastify({
     // Request logging costs a child logger per request: only when debugging.
     ...(debug ? { loggerInstance: log as FastifyBaseLogger } : { logger: false }),
     trustProxy: config.trustProxy as never,
     bodyLimit: config.maxBodyBytes,
-    routerOptions: { ignoreTrailingSlash: true },
+    // SDKs do send `//` and trailing slashes; Edge collapses both.
+    routerOptions: { ignoreTrailingSlash: true, ignoreDuplicateSlashes: true },
     return503OnClosing: false,
     // The shared schemas use `type: [..]` unions (dates as strings or epoch numbers).
     ajv: { customOptions: { allowUnionTypes: true } },
@@ -65,17 +82,37 @@ export async function buildApp(config: ProxyConfig, deps: AppDeps): Promise<Fast
   installErrorHandler(app, log);
   installRequestStart(app);
   await installCors(app, config.cors);
-  installReadiness(app, state, config.enableOAS ? `${config.proxyBasePath}/docs/` : undefined);
+  installReadiness(
+    app,
+    environments,
+    config.enableOAS ? `${config.proxyBasePath}/docs/` : undefined,
+  );
   readJsonBodies(app, 'value');
-  const metrics = new ProxyMetrics(state, deps.clock ?? { lastCheckMs: 0 });
+  const metrics = new ProxyMetrics(environments.default.state, deps.clock ?? { lastCheckMs: 0 });
   installDurationRecording(app, metrics);
   if (config.enableOAS) await registerOpenApi(app, config);
 
-  const checker = new KeyChecker(config.clientKeys);
+  const authorizer = new Authorizer({
+    environments,
+    validator: deps.validator,
+    clientKeys: config.clientKeys,
+    pretrustedTokens: config.pretrustedTokens,
+    serverSideTokens: config.serverSideTokens,
+    startupTokens: config.startupTokens,
+    strict: config.strictTokens,
+    firstSyncWaitMs: config.upstreamTimeoutMs,
+  });
+  const inHeader = keyInHeader(config.clientKeysHeaderName);
+  const hooks = {
+    proxy: authorizer.hook('frontend', 'legacy', inHeader),
+    proxyAny: authorizer.hook('any', 'legacy', inHeader),
+    proxyClient: authorizer.hook('client', 'legacy', inHeader),
+    frontend: authorizer.hook('frontend', 'edge', inHeader),
+    client: authorizer.hook('client', 'edge', inHeader),
+  };
   const cacheHeaders = keyedAnswerHeaders(config.clientKeysHeaderName, config.cors);
-  const routeOptions = {
-    state,
-    authenticate: requireKey(checker, config.clientKeysHeaderName),
+  const prefix = config.proxyBasePath;
+  const evaluation = {
     defaults: {
       appName: config.flagsAppName,
       environment: config.environment,
@@ -84,48 +121,84 @@ export async function buildApp(config: ProxyConfig, deps: AppDeps): Promise<Fast
     enrichers: new Enrichers(deps.enrichers ?? [], log),
     headers: cacheHeaders.evaluation,
     writer: new AnswerWriter(),
-    prefix: config.proxyBasePath,
+    prefix,
   };
-  await app.register(frontendRoutes, routeOptions);
-  await app.register(allRoutes, { ...routeOptions, enabled: config.enableAllEndpoint });
-  await app.register(healthRoutes, { prefix: config.proxyBasePath });
-  await app.register(prometheusRoutes, { prefix: config.proxyBasePath, metrics });
-  // Server-side tokens read the synced configuration; they may also report metrics and register.
-  const serverSide = new KeyChecker(config.serverSideTokens);
-  const sdkKeys = new KeyChecker([...config.clientKeys, ...config.serverSideTokens]);
+  // `/proxy` as Unleash Proxy answers it; `/api/frontend` and `/api/proxy` as Unleash Edge does.
+  const mounts = [
+    { mount: '/proxy', authenticate: hooks.proxy, flavour: PROXY_FLAVOUR },
+    { mount: '/api/frontend', authenticate: hooks.frontend, flavour: API_FLAVOUR },
+    { mount: '/api/proxy', authenticate: hooks.frontend, flavour: API_FLAVOUR },
+  ];
+  for (const mount of mounts) {
+    await app.register(frontendRoutes, { ...evaluation, ...mount });
+    await app.register(allRoutes, { ...evaluation, ...mount, enabled: config.enableAllEndpoint });
+  }
+  await app.register(healthRoutes, { prefix });
+  await app.register(prometheusRoutes, { prefix, metrics });
   await app.register(clientFeaturesRoutes, {
-    prefix: config.proxyBasePath,
-    state,
-    authenticate: requireKey(serverSide, config.clientKeysHeaderName),
+    prefix,
+    path: '/proxy/client/features',
+    authenticate: hooks.proxyClient,
     headers: cacheHeaders.serverSide,
   });
-  const sdkAuth = requireKey(sdkKeys, config.clientKeysHeaderName);
-  // Anyone can send these with the public client key: one budget per address for both routes.
+  await app.register(clientFeaturesRoutes, {
+    prefix,
+    path: '/api/client/features',
+    authenticate: hooks.client,
+    headers: cacheHeaders.serverSide,
+  });
+  const reporting = { prefix, aggregator: deps.usage };
+  const registering = { ...reporting, config, upstream: deps.upstream, log };
+  // Anyone can send these with the public client key: one budget per address for all of them.
   await app.register(async function reportRoutes(reports) {
     await limitPerAddress(reports, config.reportsPerMinute);
     await reports.register(metricsRoutes, {
-      prefix: config.proxyBasePath,
-      authenticate: sdkAuth,
-      aggregator: deps.usage,
+      ...reporting,
+      paths: ['/proxy/client/metrics', '/proxy/all/client/metrics'],
+      accepted: 200,
+      authenticate: hooks.proxyAny,
+    });
+    await reports.register(metricsRoutes, {
+      ...reporting,
+      paths: ['/api/frontend', '/api/frontend/all', '/api/proxy', '/api/proxy/all'].map(
+        (mount) => `${mount}/client/metrics`,
+      ),
+      accepted: 202,
+      authenticate: hooks.frontend,
+    });
+    await reports.register(metricsRoutes, {
+      ...reporting,
+      paths: ['/api/client/metrics'],
+      accepted: 202,
+      authenticate: hooks.client,
     });
     await reports.register(registerRoutes, {
-      prefix: config.proxyBasePath,
-      config,
-      upstream: deps.upstream,
-      log,
-      authenticate: sdkAuth,
-      // A key that is also a server-side token is still public when it is a client key.
-      publicKey: presentsKey(checker, config.clientKeysHeaderName),
-      aggregator: deps.usage,
+      ...registering,
+      path: '/proxy/client/register',
+      accepted: 200,
+      authenticate: hooks.proxyAny,
+    });
+    for (const path of ['/api/frontend/client/register', '/api/proxy/client/register']) {
+      await reports.register(registerRoutes, {
+        ...registering,
+        path,
+        accepted: 202,
+        authenticate: hooks.frontend,
+      });
+    }
+    await reports.register(registerRoutes, {
+      ...registering,
+      path: '/api/client/register',
+      accepted: 202,
+      authenticate: hooks.client,
     });
   });
   await app.register(ofrepRoutes, {
-    prefix: config.proxyBasePath,
-    state,
+    prefix,
     all: config.enableAllEndpoint,
-    authenticate: requireOfrepKey(checker, config.clientKeysHeaderName),
-    defaults: routeOptions.defaults,
-    enrichers: routeOptions.enrichers,
+    authenticate: authorizer.hook('frontend', 'legacy', ofrepKey(config.clientKeysHeaderName)),
+    defaults: evaluation.defaults,
+    enrichers: evaluation.enrichers,
     vary: cacheHeaders.ofrepVary,
   });
   const onClose = deps.onClose;

@@ -16,6 +16,37 @@ export const errorCatalogue = {
     name: 'BadDataError',
     message: 'The request body is not valid JSON.',
   },
+  NO_TOKEN: {
+    status: 401,
+    name: 'AuthenticationRequired',
+    message: 'This endpoint requires an API token in the Authorization header.',
+  },
+  TOKEN_NOT_CHECKED: {
+    status: 401,
+    name: 'AuthenticationRequired',
+    message: 'The token could not be validated with the upstream yet; try again shortly.',
+  },
+  INVALID_TOKEN: {
+    status: 403,
+    name: 'InvalidTokenError',
+    message: 'The token is not valid at this proxy.',
+  },
+  WRONG_TOKEN_TYPE: {
+    status: 403,
+    name: 'InvalidTokenError',
+    message:
+      'This token type cannot be used here: frontend tokens and client keys on the frontend API, client tokens on the client API.',
+  },
+  ENVIRONMENT_NOT_SERVED: {
+    status: 403,
+    name: 'InvalidTokenError',
+    message: 'The token used does not have access to this proxy: its environment is not synced.',
+  },
+  FEATURE_NOT_FOUND: {
+    status: 404,
+    name: 'NotFoundError',
+    message: 'No enabled feature of that name for this token.',
+  },
   NOT_FOUND: { status: 404, name: 'NotFoundError', message: 'There is nothing at this path.' },
   BODY_TOO_LARGE: {
     status: 413,
@@ -31,6 +62,11 @@ export const errorCatalogue = {
     status: 429,
     name: 'RateLimitError',
     message: 'Too many registrations and usage reports from this address.',
+  },
+  ENVIRONMENT_NOT_READY: {
+    status: 503,
+    name: 'NotReadyError',
+    message: 'The token’s environment has not been synced from the upstream yet.',
   },
   ENRICHER_FAILED: {
     status: 500,

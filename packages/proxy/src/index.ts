@@ -1,5 +1,7 @@
 import type { FastifyInstance } from 'fastify';
 import { buildApp } from './app.js';
+import { TokenValidator } from './auth/token-validator.js';
+import { parseUnleashToken, projectsOf } from './auth/unleash-token.js';
 import { loadConfig, type ProxyConfig } from './config/load.js';
 import { loadEnrichers, loadStrategies } from './config/modules.js';
 import type { Logger, ProxyOptions, StorageProvider } from './config/options.js';
@@ -8,10 +10,20 @@ import { createLogger } from './logger.js';
 import { ProxyState } from './state.js';
 import { FileBackup } from './sync/backup-file.js';
 import { RedisBackup } from './sync/backup-redis.js';
-import { backupKey, loadBackup, loadBootstrap, saveSnapshots } from './sync/fallbacks.js';
+import { type Environment, Environments } from './sync/environments.js';
+import {
+  backupKey,
+  loadBackup,
+  loadBootstrap,
+  loadTokens,
+  saveSnapshots,
+  saveTokens,
+  tokensKey,
+} from './sync/fallbacks.js';
 import { createUpstreamClient } from './sync/http-client.js';
 import { Poller } from './sync/poller.js';
 import { registerUpstream } from './sync/register.js';
+import { upstreamHeaders } from './sync/upstream.js';
 import { UsageAggregator } from './usage/aggregator.js';
 import { MetricsReporter } from './usage/reporter.js';
 
@@ -22,6 +34,7 @@ export { options as optionTable, proxySchema } from './config/options.js';
 export { CompiledState, ProxyState } from './state.js';
 export { FileBackup } from './sync/backup-file.js';
 export { RedisBackup } from './sync/backup-redis.js';
+export { Environment, Environments } from './sync/environments.js';
 export {
   createUpstreamClient,
   type UpstreamClient,
@@ -37,8 +50,14 @@ export { MetricsReporter } from './usage/reporter.js';
 export interface ProxyApp {
   readonly app: FastifyInstance;
   readonly config: ProxyConfig;
+  /** Every environment served (the startup tokens', and those client tokens brought in). */
+  readonly environments: Environments;
+  /** The default environment's state (the first startup token's): plain client keys read it. */
   readonly state: ProxyState;
+  /** The default environment's first poller. */
   readonly poller: Poller;
+  /** Validates Unleash-format tokens upstream; `undefined` when no startup token is one. */
+  readonly validator: TokenValidator | undefined;
   readonly log: Logger;
   /** Sends usage metrics upstream (`metricsInterval` 0: never). */
   readonly reporter: MetricsReporter;
@@ -65,46 +84,88 @@ export async function createProxy(
     environment: config.environment,
   });
   const reporter = new MetricsReporter(config, usage, upstream, log);
-  const state = new ProxyState({
-    compile: {
-      strategies,
-      maxContextValueLength: config.maxContextValueLength,
-      onWarning: (warning) =>
-        log.warn({ flag: warning.flag }, `flag evaluation problem: ${warning.message}`),
-    },
-    // Enrichers may add anything to a context, so the request as sent no longer pins down the answer.
-    answerCacheBytes: enrichers.length > 0 ? 0 : config.answerCacheBytes,
-    // Every snapshot counts its evaluations from the start (usage metrics on only).
-    usage: reporter.enabled ? usage : undefined,
-  });
-  const poller = new Poller(config, state, log, upstream);
   // The file and Redis providers are ours to close; an in-code provider belongs to its caller.
   const storage = tracked(storageOf(config, log), config.storageProvider === undefined);
+  // A backup only bridges the time until an environment's first upstream sync.
+  const restore = (environment: Environment) => {
+    if (storage === undefined) return;
+    const key = backupKey(config, environment.name);
+    saveSnapshots(environment.state, storage, key, log);
+    void loadBackup(environment.state, storage, key, log).then((applied) => {
+      if (applied) environment.poller.markReady();
+    });
+  };
+  const environments = new Environments({
+    stateFor: () =>
+      new ProxyState({
+        compile: {
+          strategies,
+          maxContextValueLength: config.maxContextValueLength,
+          onWarning: (warning) =>
+            log.warn({ flag: warning.flag }, `flag evaluation problem: ${warning.message}`),
+        },
+        // Enrichers may add anything to a context, so the request as sent no longer pins down the answer.
+        answerCacheBytes: enrichers.length > 0 ? 0 : config.answerCacheBytes,
+        // Every snapshot counts its evaluations from the start (usage metrics on only).
+        usage: reporter.enabled ? usage : undefined,
+      }),
+    pollerFor: (token, target, environment) =>
+      new Poller(config, target, log, upstream, { token, environment }),
+    onAdded: restore,
+  });
+  for (const token of config.startupTokens) {
+    const parsed = parseUnleashToken(token);
+    const name = parsed?.environment ?? legacyEnvironment(config);
+    environments.add(name, token, parsed === undefined ? ['*'] : projectsOf(parsed), true);
+  }
+  const validator = config.startupTokens.some((token) => parseUnleashToken(token) !== undefined)
+    ? new TokenValidator({
+        upstream,
+        url: new URL('../edge/validate', config.flagsUrl),
+        headers: withoutAuthorization(upstreamHeaders(config)),
+        timeoutMs: config.upstreamTimeoutMs,
+        log,
+      })
+    : undefined;
+  const revalidation =
+    validator === undefined
+      ? undefined
+      : setInterval(() => void validator.revalidate(), config.tokenRevalidationInterval).unref();
   const onClose = async () => {
-    poller.stop();
-    await poller.idle();
+    clearInterval(revalidation);
+    validator?.close();
+    environments.stop();
+    await environments.idle();
     await reporter.stop();
     await storage?.close();
     await upstream.close();
   };
   const app = await buildApp(config, {
-    state,
+    environments,
+    validator,
     log,
     enrichers,
     onClose,
     usage: reporter.enabled ? usage : undefined,
     upstream,
-    clock: poller,
+    clock: environments.default.poller,
   });
-  if (storage !== undefined) saveSnapshots(state, storage, backupKey(config), log);
-  poller.start();
-  // Backup and bootstrap only bridge the time until the first upstream sync.
-  const markReady = (applied: boolean) => {
-    if (applied) poller.markReady();
-  };
-  if (storage !== undefined)
-    void loadBackup(state, storage, backupKey(config), log).then(markReady);
-  void loadBootstrap(config, state, upstream, log).then(markReady);
+  const defaultEnvironment = environments.default;
+  for (const environment of environments.all()) restore(environment);
+  if (storage !== undefined && validator !== undefined) {
+    const key = tokensKey(config);
+    saveTokens(validator, storage, key, log);
+    // Client tokens that brought in environments before the restart bring them in again.
+    void loadTokens(validator, storage, key, log).then(() => {
+      if (config.strictTokens) return;
+      for (const { info } of validator.records())
+        if (info?.type === 'client') environments.add(info.environment, info.token, info.projects);
+    });
+  }
+  environments.start();
+  void loadBootstrap(config, defaultEnvironment.state, upstream, log).then((applied) => {
+    if (applied) defaultEnvironment.poller.markReady();
+  });
   void registerUpstream(
     config,
     upstream,
@@ -112,7 +173,26 @@ export async function createProxy(
     strategies.map((strategy) => strategy.name),
   );
   reporter.start();
-  return { app, config, state, poller, log, reporter };
+  return {
+    app,
+    config,
+    environments,
+    state: defaultEnvironment.state,
+    poller: defaultEnvironment.poller,
+    validator,
+    log,
+    reporter,
+  };
+}
+
+/** The environment a plain (not Unleash-format) startup token syncs: the configured one, or `default`. */
+function legacyEnvironment(config: ProxyConfig): string {
+  return config.environment ?? 'default';
+}
+
+function withoutAuthorization(headers: Record<string, string>): Record<string, string> {
+  const { authorization: _, ...rest } = headers;
+  return rest;
 }
 
 /** A storage provider whose writes in flight can be awaited (on close, before disconnecting). */

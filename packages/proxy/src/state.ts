@@ -61,6 +61,7 @@ export class CompiledState {
    */
   private readonly seen: Array<Array<Evaluation | Fragment> | undefined> = [];
   private clientFeaturesBody: string | undefined;
+  private nameOrderOf: Uint32Array | undefined;
   /** Counts the evaluations of this snapshot when usage metrics are on. */
   private readonly usage: EvaluationCounter | undefined;
 
@@ -147,6 +148,24 @@ export class CompiledState {
     return fragment;
   }
 
+  /**
+   * Flag positions in name order: the `/api` answers list toggles by name, as Unleash Edge and
+   * unleash-server do, whatever order the upstream sent (`/proxy` keeps the upstream's order).
+   */
+  nameOrder(): Uint32Array {
+    if (this.nameOrderOf === undefined) {
+      const names = this.snapshot.names;
+      const order = Uint32Array.from(names.keys());
+      order.sort((a, b) => {
+        const x = names[a] as string;
+        const y = names[b] as string;
+        return x < y ? -1 : x > y ? 1 : 0;
+      });
+      this.nameOrderOf = order;
+    }
+    return this.nameOrderOf;
+  }
+
   /** `{version, features, segments}` as synced, serialized once (for `/proxy/client/features`). */
   clientFeaturesJson(): string {
     this.clientFeaturesBody ??= JSON.stringify({
@@ -166,6 +185,9 @@ export function toggleJson(result: Evaluation): string {
     impressionData: result.impressionData,
   });
 }
+
+/** Project sets compiled at once per environment at most (tokens rarely differ in more). */
+const MAX_SCOPES = 64;
 
 export type StateListener = (state: CompiledState) => void;
 
@@ -188,6 +210,8 @@ export interface ProxyStateOptions {
  */
 export class ProxyState {
   private compiled: CompiledState | undefined;
+  /** `forProjects` answers for the current payload, by project set. */
+  private readonly scopes = new Map<string, CompiledState>();
   /** Epoch ms of the last payload change. */
   lastUpdateMs = 0;
   private readonly listeners: StateListener[] = [];
@@ -215,15 +239,49 @@ export class ProxyState {
 
   /** Compiles and swaps in a new payload; returns the new state. */
   update(payload: ClientFeatures, now = Date.now()): CompiledState {
+    this.compiled = this.compileState(payload, now);
+    this.scopes.clear();
+    this.lastUpdateMs = now;
+    for (const listener of this.listeners) listener(this.compiled);
+    return this.compiled;
+  }
+
+  /**
+   * The current snapshot narrowed to `projects` (a token's), compiled once per payload and set of
+   * projects: its answers, ETags, answer cache and usage counts are its own. `['*']`: `current`.
+   * Flags depend only on flags of their own project (Unleash's rule), so narrowing before
+   * evaluation answers as evaluating everything and filtering after would.
+   */
+  forProjects(projects: readonly string[]): CompiledState | undefined {
+    const compiled = this.compiled;
+    if (compiled === undefined || projects.includes('*')) return compiled;
+    const key = projects.join('\u0000');
+    let scoped = this.scopes.get(key);
+    if (scoped === undefined) {
+      const wanted = new Set(projects);
+      const payload = compiled.payload;
+      scoped = this.compileState(
+        {
+          ...payload,
+          features: payload.features.filter((feature) => wanted.has(feature.project ?? 'default')),
+        },
+        compiled.receivedAt,
+      );
+      // A bounded number of project sets is kept; beyond it the oldest is compiled again if asked.
+      if (this.scopes.size >= MAX_SCOPES)
+        this.scopes.delete(this.scopes.keys().next().value as string);
+      this.scopes.set(key, scoped);
+    }
+    return scoped;
+  }
+
+  private compileState(payload: ClientFeatures, receivedAt: number): CompiledState {
     const snapshot = compile(payload, { hostname: hostname(), ...this.options.compile });
-    this.compiled = new CompiledState(snapshot, now, {
+    return new CompiledState(snapshot, receivedAt, {
       answerCacheBytes: this.options.answerCacheBytes,
       // Counting starts before any request can see the snapshot.
       usage: this.options.usage?.track(snapshot),
     });
-    this.lastUpdateMs = now;
-    for (const listener of this.listeners) listener(this.compiled);
-    return this.compiled;
   }
 
   onUpdate(listener: StateListener): void {

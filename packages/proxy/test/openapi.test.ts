@@ -22,6 +22,25 @@ const OPERATIONS = [
   'post /proxy/client/register',
   'post /ofrep/v1/evaluate/flags',
   'post /ofrep/v1/evaluate/flags/{key}',
+  'get /proxy/features/{name}',
+  'post /proxy/features/{name}',
+  // Unleash Edge's routes.
+  ...['/api/frontend', '/api/proxy'].flatMap((mount) => [
+    `get ${mount}`,
+    `post ${mount}`,
+    `get ${mount}/all`,
+    `post ${mount}/all`,
+    `get ${mount}/features/{name}`,
+    `post ${mount}/features/{name}`,
+    `post ${mount}/client/metrics`,
+    `post ${mount}/all/client/metrics`,
+    `post ${mount}/client/register`,
+  ]),
+  'get /api/client/features',
+  'get /api/client/features/{name}',
+  'post /api/client/metrics',
+  'post /api/client/register',
+  'get /proxy/client/features/{name}',
 ].sort();
 
 describe('OpenAPI', () => {

@@ -1,8 +1,5 @@
-import type { FastifyReply, FastifyRequest } from 'fastify';
-import type { KeyChecker } from './client-keys.js';
-
-/** An `onRequest` hook that lets a request through only with an accepted key. */
-export type Authenticate = (request: FastifyRequest, reply: FastifyReply, done: () => void) => void;
+import type { FastifyReply } from 'fastify';
+import type { KeyReader } from './access.js';
 
 /**
  * 401 `Unauthorized` in plain text, as Unleash Proxy answers (the wire contract); it says nothing
@@ -19,27 +16,15 @@ export function bearerToken(authorization: string | string[] | undefined): strin
     : undefined;
 }
 
-/** Whether a request presents, in `headerName` (`clientKeysHeaderName`, lowercase), a key `checker` accepts. */
-export function presentsKey(
-  checker: KeyChecker,
-  headerName: string,
-): (request: FastifyRequest) => boolean {
-  return (request) => checker.accepts(request.headers[headerName]);
-}
-
 /**
- * The key must come in `headerName` (`clientKeysHeaderName`, lowercase). Readiness is checked
- * before it and the input after it (unlike Unleash Proxy, which validates first), so callers
- * without a key learn nothing about validation.
+ * The key in `headerName` (`clientKeysHeaderName`, lowercase); a repeated header is no key. On
+ * `Authorization`, a `Bearer ` prefix is dropped, as unleash-server and Edge do.
  */
-export function requireKey(checker: KeyChecker, headerName: string): Authenticate {
-  const accepted = presentsKey(checker, headerName);
-  return function checkClientKey(request, reply, done) {
-    if (accepted(request)) {
-      done();
-      return;
-    }
-    replyUnauthorized(reply);
+export function keyInHeader(headerName: string): KeyReader {
+  return (request) => {
+    const value = request.headers[headerName];
+    if (typeof value !== 'string') return undefined;
+    return headerName === 'authorization' ? (bearerToken(value) ?? value) : value;
   };
 }
 
@@ -47,18 +32,15 @@ export function requireKey(checker: KeyChecker, headerName: string): Authenticat
  * OFREP: the key in `headerName`, or in the protocol's two security schemes,
  * `Authorization: Bearer <key>` and `X-API-Key: <key>`.
  */
-export function requireOfrepKey(checker: KeyChecker, headerName: string): Authenticate {
-  return function checkOfrepKey(request, reply, done) {
+export function ofrepKey(headerName: string): KeyReader {
+  const inHeader = keyInHeader(headerName);
+  return (request) => {
     const headers = request.headers;
-    const bearer = bearerToken(headers.authorization);
-    if (
-      checker.accepts(headers[headerName]) ||
-      (bearer !== undefined && checker.accepts(bearer)) ||
-      checker.accepts(headers['x-api-key'])
-    ) {
-      done();
-      return;
-    }
-    replyUnauthorized(reply);
+    const apiKey = headers['x-api-key'];
+    return (
+      inHeader(request) ??
+      bearerToken(headers.authorization) ??
+      (typeof apiKey === 'string' ? apiKey : undefined)
+    );
   };
 }

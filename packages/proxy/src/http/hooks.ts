@@ -1,6 +1,5 @@
 import type { FastifyInstance } from 'fastify';
 import type { ProxyMetrics } from '../prometheus.js';
-import type { ProxyState } from '../state.js';
 
 declare module 'fastify' {
   interface FastifyRequest {
@@ -35,7 +34,7 @@ export function installRequestStart(app: FastifyInstance): void {
  */
 export function installReadiness(
   app: FastifyInstance,
-  state: ProxyState,
+  state: { readonly ready: boolean },
   docsPrefix: string | undefined,
 ): void {
   app.addHook('onRequest', function readiness(request, reply, done) {

@@ -21,6 +21,9 @@ const json = (description: string) => ({ description, ...errorSchema });
 const answers = {
   400: json('The body, query or context is invalid.'),
   401: text('Unauthorized: no accepted key in the key header.'),
+  403: json(
+    'The token is refused: unknown upstream, of the wrong type for this path, or of an environment this proxy does not serve.',
+  ),
   404: json('Nothing at this path.'),
   413: json('The body is larger than `maxBodyBytes`.'),
   415: json('The content type is not JSON.'),

@@ -33,11 +33,15 @@ class EnabledCollector implements EvaluationVisitor {
   readonly tag = new ListTag();
   count = 0;
 
+  /** Parts by flag position instead of in visit order (for answers in name order). */
+  byPosition = false;
+
   visit(index: number, result: Evaluation): void {
     this.results[index] = result;
     if (!this.all && !result.enabled) return;
     const fragment = (this.compiled as CompiledState).fragmentAt(index, result);
-    this.parts.push(fragment.bytes);
+    if (this.byPosition) this.parts[index] = fragment.bytes;
+    else this.parts.push(fragment.bytes);
     this.length += fragment.bytes.length;
     this.tag.add(fragment);
     this.count++;
@@ -84,10 +88,12 @@ export class AnswerWriter {
     context: Context,
     all: boolean,
     key: string | undefined,
+    inNameOrder = false,
   ): Rendered {
     const c = this.collector;
     c.compiled = compiled;
     c.all = all;
+    c.byPosition = inNameOrder;
     c.results.length = 0;
     c.parts.length = 0;
     c.length = PREFIX.length + SUFFIX.length;
@@ -99,7 +105,8 @@ export class AnswerWriter {
     } finally {
       c.compiled = undefined;
     }
-    const { parts, count } = c;
+    const { count } = c;
+    const parts = inNameOrder ? inOrder(c.parts, compiled.nameOrder()) : c.parts;
     const cache = key === undefined ? undefined : compiled.answers;
     const keep =
       cache !== undefined && (stableUntil === Number.POSITIVE_INFINITY || stableUntil > Date.now());
@@ -127,6 +134,17 @@ export class AnswerWriter {
     }
     return { body, etag };
   }
+}
+
+/** The parts kept by flag position (gaps for toggles left out), in `order`; empties `byPosition`. */
+function inOrder(byPosition: Buffer[], order: Uint32Array): Buffer[] {
+  const parts: Buffer[] = [];
+  for (let i = 0; i < order.length; i++) {
+    const part = byPosition[order[i] as number];
+    if (part !== undefined) parts.push(part);
+  }
+  byPosition.length = 0;
+  return parts;
 }
 
 /**
@@ -176,17 +194,19 @@ function unknownToggleJson(name: string): string {
 
 /**
  * Sends an evaluation body with `headers` (`KeyedAnswerHeaders.evaluation`, built once per app); a
- * GET/HEAD whose `If-None-Match` names its ETag gets 304 (a POST never does, as with Unleash Proxy).
+ * GET/HEAD whose `If-None-Match` names its ETag gets 304, a POST only with `conditionalPost` (as
+ * Edge answers; Unleash Proxy never did).
  */
 export function sendRendered(
   request: FastifyRequest,
   reply: FastifyReply,
   rendered: Rendered,
   headers: Readonly<Record<string, string>>,
+  conditionalPost = false,
 ): FastifyReply {
   reply.headers(headers);
   reply.header('etag', rendered.etag);
-  if (request.method !== 'POST' && notModified(request, rendered.etag)) {
+  if ((conditionalPost || request.method !== 'POST') && notModified(request, rendered.etag)) {
     reply.removeHeader('content-type');
     return reply.code(304).send();
   }

@@ -14,18 +14,21 @@ export const ALL_DISABLED_MESSAGE =
   'The /proxy/all endpoint is disabled. Please check your server configuration. To enable it, set the `enableAllEndpoint` configuration option or `ENABLE_ALL_ENDPOINT` environment variable to `true`.';
 
 export interface AllRouteOptions extends EvaluationRouteOptions {
+  /** `/proxy`, `/api/frontend`, `/api/proxy`: the routes are `<mount>/all`. */
+  readonly mount: string;
   readonly enabled: boolean;
 }
 
-/** `GET /proxy/all` and `POST /proxy/all`: enabled and disabled toggles (only with `enableAllEndpoint`). */
+/** `GET <mount>/all` and `POST <mount>/all`: enabled and disabled toggles (only with `enableAllEndpoint`). */
 export function allRoutes(app: FastifyInstance, options: AllRouteOptions, done: () => void): void {
-  const { authenticate, enabled } = options;
+  const { authenticate, enabled, mount } = options;
   readJsonBodies(app, 'text');
+  const message = ALL_DISABLED_MESSAGE.replace('/proxy/all', `${mount}/all`);
   const disabled = function allEndpointDisabled(_request: FastifyRequest, reply: FastifyReply) {
-    return reply.code(501).type('text/html; charset=utf-8').send(ALL_DISABLED_MESSAGE);
+    return reply.code(501).type('text/html; charset=utf-8').send(message);
   };
   app.get<QueryRoute>(
-    '/proxy/all',
+    `${mount}/all`,
     {
       onRequest: authenticate,
       schema: evaluationSchema('Every toggle, enabled or not (`enableAllEndpoint`).', 'GET', true),
@@ -34,7 +37,7 @@ export function allRoutes(app: FastifyInstance, options: AllRouteOptions, done: 
     enabled ? evaluateQuery(options, true) : disabled,
   );
   app.post<TextBodyRoute>(
-    '/proxy/all',
+    `${mount}/all`,
     {
       onRequest: authenticate,
       schema: evaluationSchema(

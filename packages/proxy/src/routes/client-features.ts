@@ -1,14 +1,16 @@
 import { createHash } from 'node:crypto';
 import { clientFeaturesSchema } from '@flags/schemas';
 import type { FastifyInstance } from 'fastify';
-import type { Authenticate } from '../auth/require-key.js';
+import type { AuthorizeHook as Authenticate } from '../auth/access.js';
+import { ProxyError } from '../errors.js';
 import { notModified } from '../http/conditional.js';
 import { errorResponses, SERVER_SIDE_TAG } from '../http/route-docs.js';
-import type { CompiledState, ProxyState } from '../state.js';
+import type { CompiledState } from '../state.js';
 
 export interface ClientFeaturesRouteOptions {
-  readonly state: ProxyState;
-  /** Server-side tokens only (`expServerSideSdkConfig.tokens`); client keys get 401. */
+  /** `/proxy/client/features` or `/api/client/features`. */
+  readonly path: string;
+  /** Client tokens and server-side keys only; frontend keys are refused (`Authorizer.hook`). */
   readonly authenticate: Authenticate;
   /** `KeyedAnswerHeaders.serverSide`: `private` caching, `Vary` on the key header. */
   readonly headers: Readonly<Record<string, string>>;
@@ -19,16 +21,26 @@ interface Body {
   readonly etag: string;
 }
 
+function bodyFor(json: string): Body {
+  const digest = createHash('sha256').update(json).digest('base64url').slice(0, 27);
+  return { json, etag: `"${json.length.toString(36)}-${digest}"` };
+}
+
+interface FeaturesQuery {
+  readonly namePrefix?: string;
+}
+
 /**
- * `GET /proxy/client/features`: the client-features payload this proxy synced, segments included
- * (Unleash Proxy drops them), so server-side SDKs and other proxies can use it as their upstream.
+ * `GET <path>` (+ `?namePrefix=`): the client-features payload this proxy synced for the caller's
+ * environment and projects, segments included (Unleash Proxy drops them), so server-side SDKs and
+ * other proxies can use it as their upstream; `GET <path>/:name`: one feature.
  */
 export function clientFeaturesRoutes(
   app: FastifyInstance,
   options: ClientFeaturesRouteOptions,
   done: () => void,
 ): void {
-  const { state, authenticate, headers } = options;
+  const { path, authenticate, headers } = options;
   /**
    * The synced payload and its strong validator, serialized and hashed once per snapshot rather
    * than per request; kept by this app, so it goes with the app and with its snapshots.
@@ -37,34 +49,71 @@ export function clientFeaturesRoutes(
   const bodyOf = (compiled: CompiledState): Body => {
     let body = bodies.get(compiled);
     if (body === undefined) {
-      const json = compiled.clientFeaturesJson();
-      const digest = createHash('sha256').update(json).digest('base64url').slice(0, 27);
-      body = { json, etag: `"${json.length.toString(36)}-${digest}"` };
+      body = bodyFor(compiled.clientFeaturesJson());
       bodies.set(compiled, body);
     }
     return body;
   };
+  /** Only the features whose names start with `prefix` (not kept: any prefix can be asked for). */
+  const prefixed = (compiled: CompiledState, prefix: string): Body => {
+    const payload = compiled.payload;
+    return bodyFor(
+      JSON.stringify({
+        version: payload.version,
+        features: payload.features.filter((feature) => feature.name.startsWith(prefix)),
+        ...(payload.segments === undefined ? {} : { segments: payload.segments }),
+      }),
+    );
+  };
 
-  app.get(
-    '/proxy/client/features',
+  app.get<{ Querystring: FeaturesQuery }>(
+    path,
     {
       schema: {
         summary: 'The synced feature configuration, for server-side SDKs and other proxies.',
         tags: [SERVER_SIDE_TAG],
+        querystring: {
+          type: 'object',
+          properties: { namePrefix: { type: 'string' } },
+        },
         response: {
           200: { description: 'The client features payload.', ...clientFeaturesSchema },
           304: { description: 'Not modified (`If-None-Match`).', type: 'null' },
-          ...errorResponses(401, 503),
+          ...errorResponses(401, 403, 503),
         },
       },
       onRequest: authenticate,
     },
     function clientGetFeatures(request, reply) {
-      const body = bodyOf(state.serving());
+      const prefix = request.query.namePrefix;
+      const body =
+        prefix === undefined || prefix === ''
+          ? bodyOf(request.served)
+          : prefixed(request.served, prefix);
       reply.headers(headers);
       reply.header('etag', body.etag);
       if (notModified(request, body.etag)) return reply.code(304).send();
       return reply.code(200).type('application/json; charset=utf-8').send(body.json);
+    },
+  );
+  app.get<{ Params: { name: string } }>(
+    `${path}/:name`,
+    {
+      schema: {
+        summary: 'One feature of the synced configuration.',
+        tags: [SERVER_SIDE_TAG],
+        params: { type: 'object', properties: { name: { type: 'string' } }, required: ['name'] },
+        response: { ...errorResponses(401, 403, 404, 503) },
+      },
+      onRequest: authenticate,
+    },
+    function clientGetFeature(request, reply) {
+      const feature = request.served.payload.features.find(
+        (candidate) => candidate.name === request.params.name,
+      );
+      if (feature === undefined) throw new ProxyError('NOT_FOUND', ['No feature of that name.']);
+      reply.headers(headers);
+      return reply.code(200).type('application/json; charset=utf-8').send(JSON.stringify(feature));
     },
   );
   done();

@@ -5,19 +5,31 @@ import {
   frontendResponseSchema,
 } from '@flags/schemas';
 import type { FastifyInstance, FastifyReply, FastifyRequest, RouteGenericInterface } from 'fastify';
-import type { Authenticate } from '../auth/require-key.js';
+import type { AuthorizeHook } from '../auth/access.js';
 import type { Enrichers } from '../context/enrichers.js';
 import type { ContextDefaults } from '../context/from-request.js';
 import { contextFromBody, contextFromQuery } from '../context/from-request.js';
 import { ProxyError } from '../errors.js';
+import { ListTag } from '../http/conditional.js';
 import { parseJson, readJsonBodies } from '../http/json-body.js';
 import { errorResponses, FRONTEND_TAG } from '../http/route-docs.js';
 import { type AnswerWriter, type Rendered, renderNamed, sendRendered } from '../http/serialize.js';
-import type { CompiledState, ProxyState } from '../state.js';
+import type { CompiledState } from '../state.js';
+
+/** How one family of evaluation routes (`/proxy`, `/api/frontend`, `/api/proxy`) answers. */
+export interface EvaluationFlavour {
+  /** Toggles listed by name (`/api`, as Edge and unleash-server), else in the upstream's order. */
+  readonly nameOrder: boolean;
+  /** `If-None-Match` gets 304 on POST too (`/api`, as Edge; Unleash Proxy never did). */
+  readonly conditionalPost: boolean;
+  /** A POST body may be the context itself (`/api`, as Edge and unleash-server), besides `{ context }`. */
+  readonly bareContext: boolean;
+}
 
 export interface EvaluationRouteOptions {
-  readonly state: ProxyState;
-  readonly authenticate: Authenticate;
+  /** Admits the caller and sets `request.served` (`Authorizer.hook`). */
+  readonly authenticate: AuthorizeHook;
+  readonly flavour: EvaluationFlavour;
   readonly defaults: ContextDefaults;
   readonly enrichers: Enrichers;
   /** Headers of every answer (`KeyedAnswerHeaders.evaluation`). */
@@ -80,12 +92,14 @@ export const evaluationDocs = {
  * Reads `{ context, toggles? }` from the JSON text the body parser leaves (`readJsonBodies`), with
  * no schema pass: the hot path checks by hand.
  */
-function readEvaluationBody(text: string): EvaluationBody {
+function readEvaluationBody(text: string, bareContext: boolean): EvaluationBody {
   const body = text === '' ? undefined : parseJson(text);
   if (body === undefined || body === null) return { context: undefined, toggles: undefined };
   if (typeof body !== 'object' || Array.isArray(body)) {
     throw new ProxyError('BAD_BODY', ['the body must be an object { context, toggles? }']);
   }
+  if (bareContext && !('context' in body) && !('toggles' in body))
+    return { context: body, toggles: undefined };
   const { context, toggles } = body as { context?: unknown; toggles?: unknown };
   if (toggles === undefined || toggles === null) return { context, toggles: undefined };
   if (!Array.isArray(toggles))
@@ -108,11 +122,12 @@ function withContext(
   request: FastifyRequest,
   reply: FastifyReply,
 ): FastifyReply | Promise<FastifyReply> {
-  const { enrichers, headers } = options;
-  if (enrichers.empty) return sendRendered(request, reply, render(context), headers);
+  const { enrichers, headers, flavour } = options;
+  const post = flavour.conditionalPost;
+  if (enrichers.empty) return sendRendered(request, reply, render(context), headers, post);
   return enrichers
     .apply(context)
-    .then((enriched) => sendRendered(request, reply, render(enriched), headers));
+    .then((enriched) => sendRendered(request, reply, render(enriched), headers, post));
 }
 
 /**
@@ -127,11 +142,14 @@ function requestKey(
   compiled: CompiledState,
   source: 'query' | 'body',
   all: boolean,
+  flavour: EvaluationFlavour,
   ip: string,
   raw: string,
 ): string | undefined {
   if (compiled.answers === undefined) return undefined;
-  return `${source} ${all ? 'all' : 'enabled'} ${ip} ${raw}`;
+  // The flavour's switches change the answer (order) or the reading of the body (bare context).
+  const form = flavour.nameOrder ? 'api' : 'proxy';
+  return `${source} ${all ? 'all' : 'enabled'} ${form} ${ip} ${raw}`;
 }
 
 /**
@@ -142,17 +160,18 @@ export function evaluateQuery(
   options: EvaluationRouteOptions,
   all: boolean,
 ): EvaluationHandler<QueryRoute> {
-  const { state, defaults, headers, writer } = options;
+  const { defaults, headers, writer, flavour } = options;
+  const { nameOrder, conditionalPost } = flavour;
   return function evaluateQueryContext(request, reply) {
-    const compiled = state.serving();
-    const key = requestKey(compiled, 'query', all, request.ip, request.url);
+    const compiled = request.served;
+    const key = requestKey(compiled, 'query', all, flavour, request.ip, request.url);
     const kept = compiled.keptAnswer(key);
-    if (kept !== undefined) return sendRendered(request, reply, kept, headers);
+    if (kept !== undefined) return sendRendered(request, reply, kept, headers, conditionalPost);
     const context = contextFromQuery(request.query, request.ip, defaults);
     return withContext(
       options,
       context,
-      (ctx) => writer.renderEvaluations(compiled, ctx, all, key),
+      (ctx) => writer.renderEvaluations(compiled, ctx, all, key, nameOrder),
       request,
       reply,
     );
@@ -167,21 +186,22 @@ export function evaluateBody(
   options: EvaluationRouteOptions,
   all: boolean,
 ): EvaluationHandler<TextBodyRoute> {
-  const { state, defaults, headers, writer } = options;
+  const { defaults, headers, writer, flavour } = options;
+  const { nameOrder, conditionalPost, bareContext } = flavour;
   return function evaluateBodyContext(request, reply) {
-    const compiled = state.serving();
+    const compiled = request.served;
     const text = request.body ?? '';
-    const key = requestKey(compiled, 'body', all, request.ip, text);
+    const key = requestKey(compiled, 'body', all, flavour, request.ip, text);
     const kept = compiled.keptAnswer(key);
-    if (kept !== undefined) return sendRendered(request, reply, kept, headers);
-    const body = readEvaluationBody(text);
+    if (kept !== undefined) return sendRendered(request, reply, kept, headers, conditionalPost);
+    const body = readEvaluationBody(text, bareContext);
     const context = contextFromBody(body.context, request.ip, defaults);
     const names = body.toggles;
     return withContext(
       options,
       context,
       names === undefined
-        ? (ctx) => writer.renderEvaluations(compiled, ctx, all, key)
+        ? (ctx) => writer.renderEvaluations(compiled, ctx, all, key, nameOrder)
         : (ctx) => renderNamed(compiled, ctx, names),
       request,
       reply,
@@ -189,16 +209,50 @@ export function evaluateBody(
   };
 }
 
-/** `GET /proxy` and `POST /proxy`: the toggles enabled for a context, or the named ones. */
+/**
+ * One enabled toggle by name, for the context in the query (GET) or body (POST): Edge's
+ * `/api/frontend/features/:name`. A disabled or unknown toggle is 404, like one the caller cannot see.
+ */
+function evaluateOne(options: EvaluationRouteOptions, source: 'query' | 'body') {
+  const { defaults, flavour } = options;
+  return function evaluateNamedToggle(
+    request: FastifyRequest<{ Params: { name: string } } & QueryRoute & TextBodyRoute>,
+    reply: FastifyReply,
+  ): FastifyReply | Promise<FastifyReply> {
+    const compiled = request.served;
+    const context =
+      source === 'query'
+        ? contextFromQuery(request.query, request.ip, defaults)
+        : contextFromBody(
+            readEvaluationBody(request.body ?? '', flavour.bareContext).context,
+            request.ip,
+            defaults,
+          );
+    const render = (ctx: Context): Rendered => {
+      const result = compiled.evaluate(request.params.name, ctx);
+      if (result === undefined || !result.enabled) throw new ProxyError('FEATURE_NOT_FOUND');
+      const fragment = compiled.fragment(result);
+      const tag = new ListTag();
+      tag.add(fragment);
+      return { body: fragment.json, etag: tag.etag() };
+    };
+    return withContext(options, context, render, request, reply);
+  };
+}
+
+/**
+ * The evaluation routes of one mount (`/proxy`, `/api/frontend`, `/api/proxy`): `GET`/`POST`
+ * `<mount>` (the toggles enabled for a context, or the named ones) and `<mount>/features/:name`.
+ */
 export function frontendRoutes(
   app: FastifyInstance,
-  options: EvaluationRouteOptions,
+  options: EvaluationRouteOptions & { readonly mount: string },
   done: () => void,
 ): void {
-  const { authenticate } = options;
+  const { authenticate, mount } = options;
   readJsonBodies(app, 'text');
   app.get<QueryRoute>(
-    '/proxy',
+    mount,
     {
       onRequest: authenticate,
       schema: evaluationSchema('The toggles enabled for the context in the query.', 'GET', false),
@@ -207,7 +261,7 @@ export function frontendRoutes(
     evaluateQuery(options, false),
   );
   app.post<TextBodyRoute>(
-    '/proxy',
+    mount,
     {
       onRequest: authenticate,
       schema: evaluationSchema(
@@ -218,6 +272,22 @@ export function frontendRoutes(
       config: { docs: evaluationDocs.POST },
     },
     evaluateBody(options, false),
+  );
+  const one = {
+    summary: 'One enabled toggle for the context; 404 when it is disabled or unknown.',
+    tags: [FRONTEND_TAG],
+    params: { type: 'object', properties: { name: { type: 'string' } }, required: ['name'] },
+    response: { ...errorResponses(400, 401, 403, 404, 503) },
+  } as const;
+  app.get(
+    `${mount}/features/:name`,
+    { onRequest: authenticate, schema: one, config: { docs: evaluationDocs.GET } },
+    evaluateOne(options, 'query') as never,
+  );
+  app.post(
+    `${mount}/features/:name`,
+    { onRequest: authenticate, schema: one, config: { docs: evaluationDocs.POST } },
+    evaluateOne(options, 'body') as never,
   );
   done();
 }

@@ -12,13 +12,13 @@ import {
   ofrepRequestSchema,
 } from '@flags/schemas';
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import type { Authenticate } from '../auth/require-key.js';
+import type { AuthorizeHook as Authenticate } from '../auth/access.js';
 import type { Enrichers } from '../context/enrichers.js';
 import { type ContextDefaults, contextFromBody } from '../context/from-request.js';
 import { ProxyError } from '../errors.js';
 import { ListTag, notModified, type ResultTag, resultTag } from '../http/conditional.js';
 import { errorResponses, OFREP_TAG } from '../http/route-docs.js';
-import type { CompiledState, ProxyState } from '../state.js';
+import type { CompiledState } from '../state.js';
 
 /**
  * OFREP, the OpenFeature Remote Evaluation Protocol: `POST /ofrep/v1/evaluate/flags/{key}` and the
@@ -134,14 +134,13 @@ function contextOf(body: unknown, ip: string, defaults: ContextDefaults): Contex
 }
 
 export interface OfrepRouteOptions {
-  readonly state: ProxyState;
   /**
    * `enableAllEndpoint`: flags that are off for the context are answered too. Without it the key
    * (public: it ships in every page) learns no more than `/proxy` tells it: the bulk answer lists
    * the enabled flags, and a flag that is off is answered exactly as an unknown one.
    */
   readonly all: boolean;
-  /** The client key in the configured header or in OFREP's (`requireOfrepKey`). */
+  /** The client key or frontend token in the configured header or in OFREP's (`ofrepKey`). */
   readonly authenticate: Authenticate;
   readonly defaults: ContextDefaults;
   readonly enrichers: Enrichers;
@@ -184,7 +183,7 @@ export function ofrepRoutes(
   options: OfrepRouteOptions,
   done: () => void,
 ): void {
-  const { state, defaults, enrichers, all, vary, authenticate } = options;
+  const { defaults, enrichers, all, vary, authenticate } = options;
   const fragments = new OfrepFragments();
   const enrich = (context: Context): Context | Promise<Context> =>
     enrichers.empty ? context : enrichers.apply(context);
@@ -214,7 +213,7 @@ export function ofrepRoutes(
       errorHandler: ofrepErrorHandler,
     },
     async function ofrepEvaluateFlag(request, reply) {
-      const compiled = state.serving();
+      const compiled = request.served;
       const key = request.params.key;
       const context = await enrich(contextOf(request.body, request.ip, defaults));
       const result = compiled.evaluate(key, context);
@@ -252,7 +251,7 @@ export function ofrepRoutes(
       errorHandler: ofrepErrorHandler,
     },
     async function ofrepEvaluateFlags(request, reply) {
-      const compiled = state.serving();
+      const compiled = request.served;
       const context = await enrich(contextOf(request.body, request.ip, defaults));
       const results = compiled.evaluateAll(context);
       let body = '{"flags":[';

@@ -1,7 +1,7 @@
 import type { JsonSchemaToTsProvider } from '@fastify/type-provider-json-schema-to-ts';
 import { type ClientRegister, clientRegisterSchema } from '@flags/schemas';
-import type { FastifyInstance, FastifyRequest } from 'fastify';
-import type { Authenticate } from '../auth/require-key.js';
+import type { FastifyInstance } from 'fastify';
+import type { AuthorizeHook as Authenticate } from '../auth/access.js';
 import type { ProxyConfig } from '../config/load.js';
 import type { Logger } from '../config/options.js';
 import { errorResponses, SERVER_SIDE_TAG, textResponse } from '../http/route-docs.js';
@@ -17,10 +17,11 @@ export interface RegisterRouteOptions {
   /** `undefined`: registrations are answered but not forwarded. */
   readonly upstream: UpstreamClient | undefined;
   readonly log: Logger;
-  /** Client keys and server-side tokens. */
+  /** `/proxy/client/register`, `/api/frontend/client/register`, `/api/client/register`, … */
+  readonly path: string;
+  /** 200 `OK` (`/proxy`, as Unleash Proxy) or 202 with no body (`/api`, as Edge). */
+  readonly accepted: 200 | 202;
   readonly authenticate: Authenticate;
-  /** Whether the request's key is a client key (public: it ships in every page). */
-  readonly publicKey: (request: FastifyRequest) => boolean;
   /** `undefined` when usage metrics are off: client-key registrations then go nowhere. */
   readonly aggregator: UsageAggregator | undefined;
 }
@@ -39,7 +40,7 @@ export function registerRoutes(
   options: RegisterRouteOptions,
   done: () => void,
 ): void {
-  const { config, upstream, log, authenticate, publicKey, aggregator } = options;
+  const { config, upstream, log, path, accepted, authenticate, aggregator } = options;
   const url = new URL('client/register', config.flagsUrl);
   const headers = { ...upstreamHeaders(config), 'content-type': 'application/json' };
   let inFlight = 0;
@@ -73,24 +74,29 @@ export function registerRoutes(
   };
 
   app.withTypeProvider<JsonSchemaToTsProvider>().post(
-    '/proxy/client/register',
+    path,
     {
       schema: {
         summary:
           'Register an SDK instance: with a server-side token forwarded upstream under its own appName; with a client key only its appName is reported, in the proxy’s usage metrics.',
         tags: [SERVER_SIDE_TAG],
         body: clientRegisterSchema,
-        response: { 200: textResponse('OK'), ...errorResponses(400, 401, 429, 503) },
+        response: {
+          ...(accepted === 200 ? { 200: textResponse('OK') } : { 202: textResponse('Accepted') }),
+          ...errorResponses(400, 401, 403, 429, 503),
+        },
       },
       onRequest: authenticate,
     },
     function clientPostRegister(request, reply) {
       const body = request.body;
-      if (publicKey(request)) aggregator?.announce(body.appName, body.environment);
+      // Client keys and frontend tokens ship in every page: public, so never forwarded.
+      if (request.access.type === 'frontend') aggregator?.announce(body.appName, body.environment);
       else if (upstream === undefined)
         log.debug({}, 'no upstream client; registration not forwarded');
       else if (inFlight < MAX_FORWARDS_IN_FLIGHT) void forward(body, upstream);
       else log.debug({}, 'too many registrations in flight; not forwarding this one');
+      if (accepted === 202) return reply.code(202).send();
       return reply.code(200).type('text/plain; charset=utf-8').send('OK');
     },
   );

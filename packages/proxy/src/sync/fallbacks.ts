@@ -1,4 +1,6 @@
 import type { ClientFeatures } from '@flags/schemas';
+import type { TokenRecord, TokenValidator } from '../auth/token-validator.js';
+import { parseUnleashToken } from '../auth/unleash-token.js';
 import type { ProxyConfig } from '../config/load.js';
 import type { Logger, StorageProvider } from '../config/options.js';
 import type { ProxyState } from '../state.js';
@@ -6,9 +8,81 @@ import type { UpstreamClient } from './http-client.js';
 import { upstreamHeaders } from './upstream.js';
 import { payloadProblem } from './validate.js';
 
-/** The key the last good payload is stored under. */
-export function backupKey(config: ProxyConfig): string {
-  return `flags-proxy-backup-${config.flagsAppName}`;
+/**
+ * The key an environment's last good payload is stored under. A plain startup token's
+ * environment keeps the key a one-environment proxy always used, so its backup survives upgrades.
+ */
+export function backupKey(config: ProxyConfig, environment: string): string {
+  const base = `flags-proxy-backup-${config.flagsAppName}`;
+  const plain = config.startupTokens.some((token) => parseUnleashToken(token) === undefined);
+  return plain && environment === (config.environment ?? 'default')
+    ? base
+    : `${base}-${environment}`;
+}
+
+/** The key the validated tokens are stored under. */
+export function tokensKey(config: ProxyConfig): string {
+  return `flags-proxy-tokens-${config.flagsAppName}`;
+}
+
+/** What the token backup holds (stored through the same provider as the payloads). */
+interface TokenBackup {
+  readonly tokens: readonly TokenRecord[];
+}
+
+/** Saves the validated tokens after every change, so a restart while the upstream is down knows them. */
+export function saveTokens(
+  validator: TokenValidator,
+  provider: StorageProvider,
+  key: string,
+  log: Logger,
+): void {
+  validator.onChange(() => {
+    const backup: TokenBackup = {
+      tokens: validator.records().filter((record) => record.status === 'valid'),
+    };
+    provider.set(key, backup as unknown as ClientFeatures).catch((error: unknown) => {
+      log.warn(
+        { err: error instanceof Error ? error.message : String(error) },
+        'saving the token backup failed',
+      );
+    });
+  });
+}
+
+/** Reads the saved tokens back (what the validator already knows wins). */
+export async function loadTokens(
+  validator: TokenValidator,
+  provider: StorageProvider,
+  key: string,
+  log: Logger,
+): Promise<void> {
+  try {
+    const backup = (await provider.get(key)) as unknown as TokenBackup | undefined;
+    if (backup === undefined || backup === null || !Array.isArray(backup.tokens)) return;
+    validator.restore(backup.tokens.filter(isTokenRecord));
+  } catch (error) {
+    log.warn(
+      { err: error instanceof Error ? error.message : String(error) },
+      'reading the token backup failed',
+    );
+  }
+}
+
+function isTokenRecord(value: unknown): value is TokenRecord {
+  const record = value as Partial<TokenRecord> | null;
+  const info = record?.info;
+  return (
+    typeof record?.token === 'string' &&
+    record.status === 'valid' &&
+    typeof record.checkedAt === 'number' &&
+    info !== undefined &&
+    info.token === record.token &&
+    (info.type === 'client' || info.type === 'frontend') &&
+    typeof info.environment === 'string' &&
+    Array.isArray(info.projects) &&
+    info.projects.every((project) => typeof project === 'string')
+  );
 }
 
 /** Saves every new snapshot's payload; a failing provider is logged, never fatal. */

@@ -1,7 +1,6 @@
 import type { ClientFeatures } from '@flags/schemas';
 import type { ProxyConfig } from '../config/load.js';
 import type { Logger } from '../config/options.js';
-import type { ProxyState } from '../state.js';
 import type { UpstreamClient } from './http-client.js';
 import { featuresUrl, upstreamHeaders } from './upstream.js';
 import { payloadProblem } from './validate.js';
@@ -9,9 +8,22 @@ import { payloadProblem } from './validate.js';
 /** What one poll did; the next delay follows from it. */
 export type PollOutcome = 'updated' | 'unchanged' | 'failed' | 'unauthorized';
 
-export interface PollerTiming {
+export interface PollerOptions {
   /** Source of randomness for jitter (tests pin it). */
   readonly random?: () => number;
+  /** The client token this poller syncs with; default: the first startup token. */
+  readonly token?: string;
+  /** The environment it syncs, named in its log lines. */
+  readonly environment?: string;
+}
+
+/** Where a poller puts what it fetched: an environment's state (`ProxyState`), or one of its feeds. */
+export interface PayloadTarget {
+  /** Holds a payload already (from this poller, a backup or a bootstrap). */
+  readonly ready: boolean;
+  /** Epoch ms of the last payload change. */
+  readonly lastUpdateMs: number;
+  update(payload: ClientFeatures): unknown;
 }
 
 /** Longest wait between polls after repeated failures, as a multiple of the refresh interval. */
@@ -36,6 +48,7 @@ export class Poller {
   private readonly headers: Record<string, string>;
   private readonly random: () => number;
   private retryAfterMs: number | undefined;
+  private readonly environment: string | undefined;
   /** The failure last logged as a warning: its repeats go to debug until a poll succeeds. */
   private lastProblem: string | undefined;
   private firstSync: Promise<void>;
@@ -45,17 +58,19 @@ export class Poller {
 
   constructor(
     private readonly config: ProxyConfig,
-    private readonly state: ProxyState,
+    private readonly state: PayloadTarget,
     private readonly log: Logger,
     private readonly upstream: UpstreamClient,
-    timing: PollerTiming = {},
+    options: PollerOptions = {},
   ) {
     this.url = featuresUrl(config);
     this.headers = {
       ...upstreamHeaders(config),
+      ...(options.token === undefined ? {} : { authorization: options.token }),
       'unleash-interval': String(config.refreshInterval),
     };
-    this.random = timing.random ?? Math.random;
+    this.random = options.random ?? Math.random;
+    this.environment = options.environment;
     this.firstSync = new Promise((resolve) => {
       this.resolveFirstSync = resolve;
     });
@@ -139,7 +154,7 @@ export class Poller {
     if (status === 401 || status === 403) {
       await response.dump();
       this.log.error(
-        { status, url: this.url.href },
+        { status, url: this.url.href, environment: this.environment },
         `upstream rejected the API token (${status}): check FLAGS_API_TOKEN (a client token of the upstream). Serving the last good snapshot and retrying slowly.`,
       );
       return 'unauthorized';
@@ -195,8 +210,10 @@ export class Poller {
 
   /** Logs a failure once per streak (a different failure is logged again). */
   private warnOnce(data: object, message: string): void {
-    if (message === this.lastProblem) this.log.debug(data, message);
-    else this.log.warn(data, message);
+    const labelled =
+      this.environment === undefined ? data : { ...data, environment: this.environment };
+    if (message === this.lastProblem) this.log.debug(labelled, message);
+    else this.log.warn(labelled, message);
     this.lastProblem = message;
   }
 

@@ -1,0 +1,274 @@
+import type { FastifyReply, FastifyRequest } from 'fastify';
+import { type ErrorCode, errorBody, ProxyError } from '../errors.js';
+import type { CompiledState } from '../state.js';
+import type { Environment, Environments } from '../sync/environments.js';
+import { KeyTable } from './client-keys.js';
+import { replyUnauthorized } from './require-key.js';
+import type { TokenStatus, TokenValidator } from './token-validator.js';
+import { parseUnleashToken, projectsOf, type TokenType } from './unleash-token.js';
+
+declare module 'fastify' {
+  interface FastifyRequest {
+    /** Who is asking: set by the route's `authorize` hook before the handler runs. */
+    access: Access;
+    /** The snapshot this request is answered from (the caller's environment and projects). */
+    served: CompiledState;
+  }
+}
+
+/** What a key or token lets a request do. */
+export interface Access {
+  readonly type: TokenType;
+  readonly environment: Environment;
+  /** `['*']`: every project. */
+  readonly projects: readonly string[];
+  /** A configured client key (public: it ships in every page), not a token. */
+  readonly clientKey: boolean;
+}
+
+/** What configuration grants a key before any upstream is asked. */
+interface Grant {
+  readonly type: TokenType;
+  /** `undefined`: the default environment (the first startup token's). */
+  readonly environment: string | undefined;
+  readonly projects: readonly string[];
+  readonly clientKey: boolean;
+}
+
+/** Which keys a route takes: `any` for the usage reports both kinds of SDK send. */
+export type Accepts = TokenType | 'any';
+
+/**
+ * How refusals are answered: `legacy` (`/proxy`, OFREP) as Unleash Proxy, 401 `Unauthorized` in
+ * plain text for any key problem; `edge` (`/api`) as Unleash Edge, 401 without a usable key and 403
+ * for a refused one, in our JSON error shape (Edge sends no body; SDKs read only the status).
+ */
+export type RefusalStyle = 'legacy' | 'edge';
+
+/** Reads the presented key of a request (a header, or one of several for OFREP). */
+export type KeyReader = (request: FastifyRequest) => string | undefined;
+
+export type AuthorizeHook = (
+  request: FastifyRequest,
+  reply: FastifyReply,
+  done: () => void,
+) => void;
+
+export interface AuthorizerOptions {
+  readonly environments: Environments;
+  readonly validator: TokenValidator | undefined;
+  /** Plain client keys (`clientKeys`, `proxySecrets`): frontend access to the default environment. */
+  readonly clientKeys: readonly string[];
+  /** `pretrustedTokens`: frontend tokens, or `secret@environment`. */
+  readonly pretrustedTokens: readonly string[];
+  /** Plain keys of server-side SDKs (`expServerSideSdkConfig.tokens`): client access, default environment. */
+  readonly serverSideTokens: readonly string[];
+  /** The startup tokens: client access to their environments. */
+  readonly startupTokens: readonly string[];
+  /** Only the startup tokens' environments are served. */
+  readonly strict: boolean;
+  /** How long a request waits for an environment's first sync, ms. */
+  readonly firstSyncWaitMs: number;
+}
+
+/** The grant of a pretrusted entry: a frontend token, or `secret@environment`. */
+function pretrusted(entry: string): readonly [string, Grant] {
+  const parsed = parseUnleashToken(entry);
+  if (parsed !== undefined) {
+    const projects = projectsOf(parsed) ?? ['*'];
+    return [
+      entry,
+      { type: 'frontend', environment: parsed.environment, projects, clientKey: false },
+    ];
+  }
+  const at = entry.lastIndexOf('@');
+  return at <= 0
+    ? [entry, { type: 'frontend', environment: undefined, projects: ['*'], clientKey: true }]
+    : [
+        entry.slice(0, at),
+        { type: 'frontend', environment: entry.slice(at + 1), projects: ['*'], clientKey: true },
+      ];
+}
+
+/** The grant of a startup token: its environment and projects (`[]` ones are validated instead). */
+function startup(token: string): Array<readonly [string, Grant]> {
+  const parsed = parseUnleashToken(token);
+  if (parsed === undefined)
+    return [[token, { type: 'client', environment: undefined, projects: ['*'], clientKey: false }]];
+  const projects = projectsOf(parsed);
+  if (projects === undefined) return [];
+  return [[token, { type: 'client', environment: parsed.environment, projects, clientKey: false }]];
+}
+
+/**
+ * Decides who a request is and which snapshot answers it. Configured keys are found in constant
+ * time (`KeyTable`); Unleash-format tokens are validated upstream (`TokenValidator`, cached), and a
+ * validated client token of an environment not synced yet starts syncing it unless `strict`.
+ */
+export class Authorizer {
+  private readonly frontend: KeyTable<Grant>;
+  private readonly client: KeyTable<Grant>;
+
+  constructor(private readonly options: AuthorizerOptions) {
+    this.frontend = new KeyTable([
+      ...options.clientKeys.map((key): readonly [string, Grant] => [
+        key,
+        { type: 'frontend', environment: undefined, projects: ['*'], clientKey: true },
+      ]),
+      ...options.pretrustedTokens.map(pretrusted),
+    ]);
+    this.client = new KeyTable([
+      ...options.serverSideTokens.map((key): readonly [string, Grant] => [
+        key,
+        { type: 'client', environment: undefined, projects: ['*'], clientKey: false },
+      ]),
+      ...options.startupTokens.flatMap(startup),
+    ]);
+  }
+
+  /** An `onRequest` hook admitting keys of `accepts`, answering refusals in `style`. */
+  hook(accepts: Accepts, style: RefusalStyle, read: KeyReader): AuthorizeHook {
+    return (request, reply, done) => {
+      const key = read(request);
+      if (key === undefined || key === '') {
+        refuse(reply, style, 'NO_TOKEN');
+        return;
+      }
+      const grant = this.configured(key, accepts);
+      if (grant !== undefined) {
+        this.admit(request, reply, done, style, accepts, key, grant);
+        return;
+      }
+      const validator = this.options.validator;
+      if (validator === undefined || parseUnleashToken(key) === undefined) {
+        refuse(reply, style, 'INVALID_TOKEN');
+        return;
+      }
+      const status = validator.validate(key);
+      if (status instanceof Promise) {
+        status.then(
+          (known) => this.checked(request, reply, done, style, accepts, key, known),
+          () => refuse(reply, style, 'TOKEN_NOT_CHECKED'),
+        );
+      } else this.checked(request, reply, done, style, accepts, key, status);
+    };
+  }
+
+  /** A configured key's grant; the kind a route does not take is looked up too (403, not 401). */
+  private configured(key: string, accepts: Accepts): Grant | undefined {
+    if (accepts === 'client') return this.client.find(key) ?? this.frontend.find(key);
+    return this.frontend.find(key) ?? this.client.find(key);
+  }
+
+  private checked(
+    request: FastifyRequest,
+    reply: FastifyReply,
+    done: () => void,
+    style: RefusalStyle,
+    accepts: Accepts,
+    key: string,
+    status: TokenStatus,
+  ): void {
+    if (status === 'unknown') refuse(reply, style, 'TOKEN_NOT_CHECKED');
+    else if (status === 'invalid') refuse(reply, style, 'INVALID_TOKEN');
+    else
+      this.admit(request, reply, done, style, accepts, key, {
+        type: status.type,
+        environment: status.environment,
+        projects: status.projects,
+        clientKey: false,
+      });
+  }
+
+  private admit(
+    request: FastifyRequest,
+    reply: FastifyReply,
+    done: () => void,
+    style: RefusalStyle,
+    accepts: Accepts,
+    key: string,
+    grant: Grant,
+  ): void {
+    if (accepts !== 'any' && grant.type !== accepts) {
+      refuse(reply, style, 'WRONG_TOKEN_TYPE');
+      return;
+    }
+    const environment = this.environmentOf(key, grant);
+    if (environment === undefined) {
+      refuse(reply, 'edge', 'ENVIRONMENT_NOT_SERVED', [
+        `The token's environment "${grant.environment}" is not synced by this proxy.`,
+      ]);
+      return;
+    }
+    request.access = {
+      type: grant.type,
+      environment,
+      projects: grant.projects,
+      clientKey: grant.clientKey,
+    };
+    const served = environment.state.forProjects(grant.projects);
+    if (served !== undefined) {
+      request.served = served;
+      done();
+      return;
+    }
+    // A client token's environment that started syncing just now: wait for its first payload.
+    waitFor(environment.ready, this.options.firstSyncWaitMs).then((synced) => {
+      const state = synced ? environment.state.forProjects(grant.projects) : undefined;
+      if (state === undefined) {
+        refuse(reply, 'edge', 'ENVIRONMENT_NOT_READY', [
+          `The environment "${environment.name}" has not been synced from the upstream yet.`,
+        ]);
+        return;
+      }
+      request.served = state;
+      done();
+    });
+  }
+
+  /**
+   * The environment a grant is served from. A client token of an environment (or of projects) not
+   * synced yet starts syncing it, unless tokens are strict; frontend tokens never do (there is no
+   * client token to sync with).
+   */
+  private environmentOf(key: string, grant: Grant): Environment | undefined {
+    const { environments, strict } = this.options;
+    if (grant.environment === undefined) return environments.default;
+    const environment = environments.get(grant.environment);
+    if (grant.type !== 'client' || strict || grant.clientKey) return environment;
+    if (environment === undefined) return environments.add(grant.environment, key, grant.projects);
+    environment.addToken(key, grant.projects);
+    return environment;
+  }
+}
+
+function waitFor(ready: Promise<void>, ms: number): Promise<boolean> {
+  return new Promise((resolve) => {
+    const timer = setTimeout(() => resolve(false), ms);
+    timer.unref();
+    void ready.then(() => {
+      clearTimeout(timer);
+      resolve(true);
+    });
+  });
+}
+
+function refuse(
+  reply: FastifyReply,
+  style: RefusalStyle,
+  code: ErrorCode,
+  details?: readonly string[],
+): void {
+  if (
+    style === 'legacy' &&
+    (code === 'NO_TOKEN' ||
+      code === 'TOKEN_NOT_CHECKED' ||
+      code === 'INVALID_TOKEN' ||
+      code === 'WRONG_TOKEN_TYPE')
+  ) {
+    replyUnauthorized(reply);
+    return;
+  }
+  const error = new ProxyError(code, details);
+  void reply.code(error.status).type('application/json; charset=utf-8').send(errorBody(error));
+}

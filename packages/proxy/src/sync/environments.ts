@@ -1,0 +1,214 @@
+import type { ClientFeatures } from '@flags/schemas';
+import { allProjects } from '../auth/unleash-token.js';
+import type { ProxyState } from '../state.js';
+import type { PayloadTarget, Poller } from './poller.js';
+
+/** One client token an environment syncs with, and what it last fetched. */
+class Feed implements PayloadTarget {
+  payload: ClientFeatures | undefined;
+  lastUpdateMs = 0;
+
+  constructor(
+    readonly token: string,
+    /** The projects the token reads; `undefined` until known (a `[]` token before validation). */
+    readonly projects: readonly string[] | undefined,
+    private readonly environment: Environment,
+  ) {}
+
+  get ready(): boolean {
+    return this.environment.state.ready;
+  }
+
+  update(payload: ClientFeatures): void {
+    this.payload = payload;
+    this.lastUpdateMs = Date.now();
+    this.environment.combine();
+  }
+}
+
+/** Makes the poller of one feed: the token to sync with, and where to put what it fetches. */
+export type PollerFactory = (token: string, target: PayloadTarget, environment: string) => Poller;
+
+/**
+ * One environment the proxy serves: its compiled state and the pollers feeding it, one per client
+ * token that is not covered by a broader one (a `*` token covers every project). Several feeds are
+ * merged into one payload (features by name, segments by id), as one environment's configuration.
+ */
+export class Environment {
+  private readonly feeds: Array<{ feed: Feed; poller: Poller }> = [];
+  private started = false;
+  private readonly firstSync: Promise<void>;
+  private resolveFirstSync!: () => void;
+
+  constructor(
+    readonly name: string,
+    readonly state: ProxyState,
+    private readonly pollerFor: PollerFactory,
+    /** Synced because a startup token names it (readiness waits for it). */
+    readonly startup: boolean,
+  ) {
+    this.firstSync = new Promise((resolve) => {
+      this.resolveFirstSync = resolve;
+    });
+    if (state.ready) this.resolveFirstSync();
+    else state.onUpdate(() => this.resolveFirstSync());
+  }
+
+  /** Resolves once the environment holds a snapshot (from upstream, backup or bootstrap). */
+  get ready(): Promise<void> {
+    return this.firstSync;
+  }
+
+  /** The first feed's poller (its `lastCheckMs`, `ready`); every environment has one. */
+  get poller(): Poller {
+    return (this.feeds[0] as { poller: Poller }).poller;
+  }
+
+  get tokens(): readonly string[] {
+    return this.feeds.map(({ feed }) => feed.token);
+  }
+
+  /** Epoch ms of the last successful upstream check of any feed (0: none yet). */
+  get lastCheckMs(): number {
+    return Math.max(0, ...this.feeds.map(({ poller }) => poller.lastCheckMs));
+  }
+
+  /**
+   * Syncs with `token` too, unless a feed already reads every project it reads. Returns whether a
+   * feed was added.
+   */
+  addToken(token: string, projects: readonly string[] | undefined): boolean {
+    if (this.feeds.some(({ feed }) => feed.token === token || covers(feed.projects, projects)))
+      return false;
+    const feed = new Feed(token, projects, this);
+    const poller = this.pollerFor(token, feed, this.name);
+    this.feeds.push({ feed, poller });
+    if (this.started) poller.start();
+    return true;
+  }
+
+  start(): void {
+    this.started = true;
+    for (const { poller } of this.feeds) poller.start();
+  }
+
+  stop(): void {
+    this.started = false;
+    for (const { poller } of this.feeds) poller.stop();
+  }
+
+  async idle(): Promise<void> {
+    await Promise.all(this.feeds.map(({ poller }) => poller.idle()));
+  }
+
+  /** Puts the feeds' payloads together into the environment's state (each feed's own when alone). */
+  combine(): void {
+    const payloads = this.feeds.flatMap(({ feed }) => (feed.payload ? [feed.payload] : []));
+    if (payloads.length === 0) return;
+    this.state.update(payloads.length === 1 ? (payloads[0] as ClientFeatures) : merge(payloads));
+  }
+}
+
+/** Whether a feed reading `have` reads everything a token reading `want` would. */
+function covers(have: readonly string[] | undefined, want: readonly string[] | undefined): boolean {
+  if (have === undefined) return false;
+  if (allProjects(have)) return true;
+  return want !== undefined && !allProjects(want) && want.every((p) => have.includes(p));
+}
+
+function merge(payloads: readonly ClientFeatures[]): ClientFeatures {
+  const features = new Map<string, ClientFeatures['features'][number]>();
+  const segments = new Map<number, NonNullable<ClientFeatures['segments']>[number]>();
+  for (const payload of payloads) {
+    for (const feature of payload.features)
+      if (!features.has(feature.name)) features.set(feature.name, feature);
+    for (const segment of payload.segments ?? [])
+      if (!segments.has(segment.id)) segments.set(segment.id, segment);
+  }
+  const first = payloads[0] as ClientFeatures;
+  return {
+    ...first,
+    features: [...features.values()],
+    ...(segments.size > 0 ? { segments: [...segments.values()] } : {}),
+  };
+}
+
+export interface EnvironmentsOptions {
+  /** A new, empty state for an environment. */
+  readonly stateFor: (environment: string) => ProxyState;
+  readonly pollerFor: PollerFactory;
+  /** Runs for every environment added after the start (dynamic), e.g. to load its backup. */
+  readonly onAdded?: (environment: Environment) => void;
+}
+
+/**
+ * Every environment the proxy serves, by name. The startup tokens' environments exist from the
+ * start; `add` brings in one a validated client token names (unless tokens are strict). The first
+ * startup environment is the default: plain client keys are served from it.
+ */
+export class Environments {
+  private readonly byName = new Map<string, Environment>();
+  private started = false;
+
+  constructor(private readonly options: EnvironmentsOptions) {}
+
+  /** The environment of the first startup token. */
+  get default(): Environment {
+    return this.byName.values().next().value as Environment;
+  }
+
+  get(name: string): Environment | undefined {
+    return this.byName.get(name);
+  }
+
+  all(): Environment[] {
+    return [...this.byName.values()];
+  }
+
+  /** Every startup environment holds a snapshot. */
+  get ready(): boolean {
+    for (const environment of this.byName.values())
+      if (environment.startup && !environment.state.ready) return false;
+    return true;
+  }
+
+  /** The environment `name`, created (and syncing, once started) if new; `token` is added to its feeds. */
+  add(
+    name: string,
+    token: string,
+    projects: readonly string[] | undefined,
+    startup = false,
+  ): Environment {
+    let environment = this.byName.get(name);
+    const added = environment === undefined;
+    if (environment === undefined) {
+      environment = new Environment(
+        name,
+        this.options.stateFor(name),
+        this.options.pollerFor,
+        startup,
+      );
+      this.byName.set(name, environment);
+    }
+    environment.addToken(token, projects);
+    if (added && this.started) {
+      this.options.onAdded?.(environment);
+      environment.start();
+    }
+    return environment;
+  }
+
+  start(): void {
+    this.started = true;
+    for (const environment of this.byName.values()) environment.start();
+  }
+
+  stop(): void {
+    this.started = false;
+    for (const environment of this.byName.values()) environment.stop();
+  }
+
+  async idle(): Promise<void> {
+    await Promise.all(this.all().map((environment) => environment.idle()));
+  }
+}
