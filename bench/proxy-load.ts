@@ -33,16 +33,20 @@ export function waitReady(base: string, child: ChildProcess): Promise<void> {
   return waitUntilHealthy(`${base}/proxy/health`, child);
 }
 
-/** `GET /proxy` with the context in the query, or `POST /proxy` with it in the body. */
+/**
+ * `GET <mount>` with the context in the query, or `POST <mount>` with it in the body (`/proxy`, or
+ * Edge's `/api/frontend`).
+ */
 export function evaluationRequest(
   method: 'GET' | 'POST',
   context: BenchContext,
   clientKey: string,
+  mount = '/proxy',
 ): autocannon.Request {
   if (method === 'POST') {
     return {
       method: 'POST',
-      path: '/proxy',
+      path: mount,
       headers: { authorization: clientKey, 'content-type': 'application/json' },
       body: JSON.stringify({ context }),
     };
@@ -54,5 +58,5 @@ export function evaluationRequest(
   });
   for (const [name, value] of Object.entries(context.properties))
     query.append(`properties[${name}]`, value);
-  return { method: 'GET', path: `/proxy?${query}`, headers: { authorization: clientKey } };
+  return { method: 'GET', path: `${mount}?${query}`, headers: { authorization: clientKey } };
 }

@@ -10,8 +10,10 @@
 import { type ChildProcess, spawn, spawnSync } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
+import { compile } from '@flags/engine';
 import autocannon from 'autocannon';
 import { realisticContexts, realisticPayload } from '../packages/proxy/test/fixtures/realistic.js';
+import { EdgeUpstream } from '../packages/proxy/test/helpers/edge-upstream.js';
 import { FakeUpstream } from '../packages/proxy/test/helpers/fake-upstream.js';
 import { freePort } from '../test/helpers/processes.js';
 import { buildProxy, evaluationRequest, PROXY_COMMAND, waitReady } from './proxy-load.js';
@@ -144,13 +146,17 @@ interface Measure {
   readonly errors: number;
 }
 
-async function load(child: Child, scenario: Scenario): Promise<Measure> {
+async function load(
+  child: Child,
+  scenario: Scenario,
+  list: autocannon.Request[] = requests(scenario),
+): Promise<Measure> {
   const cpuBefore = cpuMicros(child.process.pid);
   const result = await autocannon({
     url: child.base,
     connections: CONNECTIONS,
     duration: DURATION_S,
-    requests: requests(scenario),
+    requests: list,
   });
   return {
     rps: result.requests.average,
@@ -276,5 +282,102 @@ async function bench(): Promise<void> {
   await upstream.stop();
 }
 
+const ENVIRONMENTS = ['development', 'production', 'staging'] as const;
+const tokenOf = (type: 'client' | 'frontend', environment: string) =>
+  `*:${environment}.bench-${type}-${'0'.repeat(32)}`;
+
+/** `realisticPayload(200)` with every name (and dependency) prefixed: each environment its own flags. */
+function environmentPayload(environment: string) {
+  const payload = realisticPayload(200);
+  const rename = (name: string) => `${environment}.${name}`;
+  return {
+    ...payload,
+    features: payload.features.map((feature) => ({
+      ...feature,
+      name: rename(feature.name),
+      dependencies: feature.dependencies?.map((d) => ({ ...d, feature: rename(d.feature) })),
+    })),
+  };
+}
+
+/**
+ * Many environments: flags-proxy with Edge-style tokens syncing one environment, then three
+ * (3 × 200 flags), answering `GET /api/frontend` with frontend tokens (validated upstream) of each
+ * environment in turn over the same 500 contexts. The cost per request should not depend on how
+ * many environments the proxy serves; memory grows by the added environments' snapshots and the
+ * answers kept for them.
+ */
+async function benchEnvironments(): Promise<void> {
+  const upstream = new EdgeUpstream(
+    new Map(ENVIRONMENTS.map((environment) => [environment, environmentPayload(environment)])),
+  );
+  for (const environment of ENVIRONMENTS)
+    for (const type of ['client', 'frontend'] as const)
+      upstream.tokens.set(tokenOf(type, environment), { type, environment, projects: ['*'] });
+  await upstream.start();
+  const edgeStyle = (environments: readonly string[]) => ({
+    FLAGS_API_TOKEN: environments.map((environment) => tokenOf('client', environment)).join(','),
+    FLAGS_PROXY_CLIENT_KEYS: '',
+  });
+  const one = await startCommand(upstream.url, edgeStyle(ENVIRONMENTS.slice(0, 1)));
+  const three = await startCommand(upstream.url, edgeStyle(ENVIRONMENTS));
+  const contexts = realisticContexts(500);
+  const list = (environments: readonly string[]) =>
+    contexts.map((context, i) =>
+      evaluationRequest(
+        'GET',
+        context,
+        tokenOf('frontend', environments[i % environments.length] as string),
+        '/api/frontend',
+      ),
+    );
+  console.log(
+    `\nenvironments: GET /api/frontend with frontend tokens, 500 contexts, ${ENVIRONMENTS.length} × 200 flags`,
+  );
+  const runs = { one: [] as Measure[], three: [] as Measure[] };
+  for (let round = 1; round <= ROUNDS; round++) {
+    for (const [name, child, environments] of [
+      ['one', one, ENVIRONMENTS.slice(0, 1)],
+      ['three', three, ENVIRONMENTS],
+    ] as const) {
+      const measure = await load(child, 'GET', list(environments));
+      runs[name].push(measure);
+      console.log(
+        `  ${`${name} environment${name === 'one' ? '' : 's'}`.padEnd(18)} ${measure.rps.toFixed(0).padStart(8)} req/s  p99 ${measure.p99} ms  CPU ${measure.cpu.toFixed(0)} µs/req${measure.errors ? `  errors ${measure.errors}` : ''}`,
+      );
+    }
+  }
+  const oneEnv = average(runs.one);
+  const threeEnv = average(runs.three);
+  const rssOne = peakRssMb(one.process.pid);
+  const rssThree = peakRssMb(three.process.pid);
+  const snapshotMb = snapshotHeapMb();
+  console.log(
+    `  three environments: req/s ${((threeEnv.rps / oneEnv.rps) * 100).toFixed(0)} % of one (target ≥ 90 %), CPU ${threeEnv.cpu.toFixed(0)} vs ${oneEnv.cpu.toFixed(0)} µs/req`,
+  );
+  console.log(
+    `  peak RSS ${rssOne.toFixed(0)} → ${rssThree.toFixed(0)} MB (+${(rssThree - rssOne).toFixed(1)} MB) for 2 more environments: their snapshots take ${(2 * snapshotMb).toFixed(1)} MB of heap (${snapshotMb.toFixed(1)} MB each, compiled here), the rest is the answers kept for their contexts (≤ PROXY_ANSWER_CACHE_BYTES each)`,
+  );
+  for (const child of [one, three]) child.process.kill('SIGTERM');
+  await upstream.stop();
+}
+
+/** Heap one compiled 200-flag snapshot takes, measured in this process (MB). */
+function snapshotHeapMb(): number {
+  const gc = (globalThis as { gc?: () => void }).gc;
+  if (gc === undefined) return Number.NaN;
+  const keep: unknown[] = [];
+  gc();
+  const before = process.memoryUsage().heapUsed;
+  for (let i = 0; i < 10; i++) keep.push(compile(environmentPayload(`env${i}`)));
+  gc();
+  const after = process.memoryUsage().heapUsed;
+  keep.length = 0;
+  return (after - before) / 10 / 2 ** 20;
+}
+
 buildProxy();
-await bench();
+// BENCH_PART=environments runs only the environments part (BENCH_PART=main only the first).
+const part = process.env.BENCH_PART;
+if (part !== 'environments') await bench();
+if (part !== 'main') await benchEnvironments();

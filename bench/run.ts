@@ -12,9 +12,13 @@ for (const suite of suites) {
   const file = fileURLToPath(new URL(`./${suite}.bench.ts`, import.meta.url));
   if (!existsSync(file)) continue;
   console.log(`\n=== ${suite} ===`);
-  const result = spawnSync(process.execPath, ['--conditions=source', '--import', 'tsx', file], {
-    stdio: 'inherit',
-  });
+  const result = spawnSync(
+    process.execPath,
+    ['--conditions=source', '--expose-gc', '--import', 'tsx', file],
+    {
+      stdio: 'inherit',
+    },
+  );
   if (result.status !== 0) failed = true;
 }
 process.exit(failed ? 1 : 0);
