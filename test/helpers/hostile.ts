@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { connect } from 'node:net';
 import { setFlagsFromString } from 'node:v8';
 import { runInNewContext } from 'node:vm';
-import { seededRandom } from './seeded-random.js';
+import { SeededPicker } from './seeded-random.js';
 
 /**
  * Hostile input for the fuzz suites of both services: a seeded generator (runs are reproducible
@@ -77,25 +77,7 @@ export interface HostileBody {
   readonly contentType: string | undefined;
 }
 
-export class Hostile {
-  readonly random: () => number;
-
-  constructor(readonly seed: number) {
-    this.random = seededRandom(seed);
-  }
-
-  int(below: number): number {
-    return Math.floor(this.random() * below);
-  }
-
-  chance(p: number): boolean {
-    return this.random() < p;
-  }
-
-  pick<T>(items: readonly T[]): T {
-    return items[this.int(items.length)] as T;
-  }
-
+export class Hostile extends SeededPicker {
   /** A short string mixing ASCII, Unicode, control characters, quotes and broken escapes. */
   text(maxLength = 24): string {
     const pieces = [

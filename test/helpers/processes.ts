@@ -29,16 +29,25 @@ export function spawnEntry(main: string, env: Record<string, string>): SpawnedEn
   return spawnCommand(process.execPath, ['--conditions=source', '--import', 'tsx', main], env);
 }
 
+export interface SpawnOptions {
+  /** Leader of its own process group, so `process.kill(-pid)` ends it and all it started. */
+  readonly detached?: boolean;
+  /** A pipe on its standard input, closed by the system when this process ends in any way. */
+  readonly stdin?: 'ignore' | 'pipe';
+}
+
 /** A command as its own process, from the repository root, with only `PATH` and `env`. */
 export function spawnCommand(
   command: string,
   args: readonly string[],
   env: Record<string, string>,
+  { detached = false, stdin = 'ignore' }: SpawnOptions = {},
 ): SpawnedEntry {
   const child = spawn(command, args, {
     cwd: ROOT,
     env: { PATH: process.env.PATH ?? '', ...env },
-    stdio: ['ignore', 'pipe', 'pipe'],
+    stdio: [stdin, 'pipe', 'pipe'],
+    detached,
   });
   let output = '';
   const record = (chunk: unknown) => {

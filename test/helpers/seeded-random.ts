@@ -9,3 +9,25 @@ export function seededRandom(seed: number): () => number {
     return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
   };
 }
+
+/** Seeded choices for test-input generators: the same seed gives the same sequence. */
+export class SeededPicker {
+  readonly random: () => number;
+
+  constructor(readonly seed: number) {
+    this.random = seededRandom(seed);
+  }
+
+  /** An integer in [0, below). */
+  int(below: number): number {
+    return Math.floor(this.random() * below);
+  }
+
+  chance(p: number): boolean {
+    return this.random() < p;
+  }
+
+  pick<T>(items: readonly T[]): T {
+    return items[this.int(items.length)] as T;
+  }
+}
