@@ -191,6 +191,17 @@ interface Given {
   readonly value: unknown;
 }
 
+/** The variables of an option set (not empty) in the environment; fallbacks when no other is. */
+function givenVariables(row: OptionRow, env: Environment): Given[] {
+  const present = row.variables.flatMap((variable): Given[] => {
+    const raw = env[variable.name];
+    if (raw === undefined || raw === '') return [];
+    return [{ variable, raw, value: envValue(row, raw, variable) }];
+  });
+  const specific = present.filter((given) => !given.variable.fallback);
+  return specific.length > 0 ? specific : present;
+}
+
 /** `A and B`, `A, B and C` */
 function listed(names: readonly string[]): string {
   return names.length < 2 ? names.join('') : `${names.slice(0, -1).join(', ')} and ${names.at(-1)}`;
@@ -232,11 +243,7 @@ export function configSchema<S extends TObject>(schema: S): ConfigSchema<S> {
           sources.set(row, { code });
           continue;
         }
-        const given = row.variables.flatMap((variable): Given[] => {
-          const raw = env[variable.name];
-          if (raw === undefined || raw === '') return [];
-          return [{ variable, raw, value: envValue(row, raw, variable) }];
-        });
+        const given = givenVariables(row, env);
         const [first] = given;
         if (first === undefined) continue;
         set(values, row.path, first.value);

@@ -25,13 +25,18 @@ export interface EnvVariable {
   readonly note?: string;
   /** What this variable takes, in messages, when that is not what the option takes. */
   readonly takes?: string;
+  /**
+   * Read only when no other variable of the option is set, and never compared with them: a
+   * general name that other programs set too (`PORT` beside `SERVER_PORT`).
+   */
+  readonly fallback?: true;
 }
 
 /** What an option carries besides the JSON Schema of its value. */
 export interface OptionMeta<Value> {
   /**
    * Environment variables read; none: in code only. Where several are set (and not empty) they
-   * must mean the same value, else loading fails naming them.
+   * must mean the same value, else loading fails naming them (a `fallback` one aside).
    */
   readonly env: readonly (string | EnvVariable)[];
   /** One line: the README table's "Meaning" and the `--help` text. */

@@ -161,6 +161,17 @@ describe('configSchema', () => {
         'INTERVAL_MS="15000" and INTERVAL_SECONDS="0" set intervalMs to different values; set only one of them',
       ],
     );
+    const fallback = configSchema(
+      Type.Object({
+        port: option(Type.Integer(), {
+          env: ['APP_PORT', { name: 'PORT', fallback: true }],
+          default: 1,
+          doc: 'Port.',
+        }),
+      }),
+    );
+    assert.equal(fallback.load({ APP_PORT: '2', PORT: '3' }).port, 2, 'a fallback is not compared');
+    assert.equal(fallback.load({ PORT: '3' }).port, 3);
     assert.deepEqual(
       problems({ ...BASE, INTERVAL_SECONDS: '0', INTERVAL_MS: '' }),
       ['INTERVAL_SECONDS must be greater than 0, got "0"'],
