@@ -43,8 +43,23 @@ export function replaceSection(text: string, name: string, content: string): str
   return `${text.slice(0, from + start.length)}\n${content}\n${text.slice(to)}`;
 }
 
-/** The `--help` text of a command: what it is, then every option it reads from the environment. */
-export function helpText(command: string, summary: string, rows: readonly OptionRow[]): string {
+/** A subcommand, for `--help`: `ready [--url <base>]` and what it does. */
+export interface Subcommand {
+  readonly usage: string;
+  readonly doc: string;
+}
+
+/**
+ * The `--help` text of a command: what it is, its subcommands, then every option it reads from
+ * the environment.
+ */
+export function helpText(
+  command: string,
+  summary: string,
+  rows: readonly OptionRow[],
+  subcommands: readonly Subcommand[] = [],
+): string {
+  const usages = subcommands.flatMap((sub) => [`  ${command} ${sub.usage}`, `      ${sub.doc}`]);
   const options = rows
     .filter((row) => row.env.length > 0)
     .map((row) => {
@@ -66,6 +81,7 @@ export function helpText(command: string, summary: string, rows: readonly Option
     '',
     `Usage: ${command} [--help]`,
     '',
+    ...(usages.length > 0 ? ['Commands:', ...usages, ''] : []),
     'Configured by environment variables (lists are comma-separated; every problem is reported',
     'at once and the command exits with status 1):',
     '',
