@@ -603,6 +603,47 @@ describe('flags-proxy command', () => {
     );
   });
 
+  it('starts from an Unleash Edge deployment’s environment', async () => {
+    const upstream = await new FakeUpstream(smallPayload).start();
+    const main = fileURLToPath(new URL('../src/main.ts', import.meta.url));
+    const child = spawn(process.execPath, ['--conditions=source', '--import', 'tsx', main], {
+      env: {
+        PATH: process.env.PATH ?? '',
+        UPSTREAM_URL: upstream.url.replace(/\/api$/, ''),
+        TOKENS: API_TOKEN_UNLEASH,
+        PORT: '0',
+        FEATURES_REFRESH_INTERVAL_SECONDS: '1',
+        METRICS_INTERVAL_SECONDS: '0',
+        CUSTOM_CLIENT_HEADERS: 'X-Api-Key: gateway-secret',
+        LOG_FORMAT: 'json',
+        // Ours, not Edge's (Edge reads RUST_LOG): to see it listen.
+        LOG_LEVEL: 'info',
+      },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    try {
+      let out = '';
+      await new Promise<void>((resolve, reject) => {
+        child.stdout.on('data', (chunk) => {
+          out += chunk;
+          if (/listening on http/.test(out)) resolve();
+        });
+        child.stderr.on('data', (chunk) => {
+          out += chunk;
+        });
+        child.on('exit', () => reject(new Error(`exited: ${out}`)));
+      });
+      for (const line of out.trim().split('\n')) JSON.parse(line);
+      await waitFor(() => upstream.featureRequests().length > 0);
+      const [first] = upstream.featureRequests();
+      assert.equal(first?.headers.authorization, API_TOKEN_UNLEASH);
+      assert.equal(first?.headers['x-api-key'], 'gateway-secret');
+    } finally {
+      if (child.exitCode === null) child.kill('SIGKILL');
+      await upstream.stop();
+    }
+  });
+
   it('starts from the environment, serves, and stops on SIGTERM', async () => {
     const upstream = await new FakeUpstream(smallPayload).start();
     const main = fileURLToPath(new URL('../src/main.ts', import.meta.url));
