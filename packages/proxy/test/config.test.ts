@@ -395,6 +395,31 @@ describe('Unleash Edge’s variable names', () => {
     );
   });
 
+  it('are mapped in the README as the option schema reads them', () => {
+    const readme = readFileSync(fileURLToPath(new URL('../README.md', import.meta.url)), 'utf8');
+    const section = readme.slice(readme.indexOf('## Coming from Unleash Edge'));
+    const table = section.slice(section.indexOf('| Unleash Edge |')).split('\n\n')[0] ?? '';
+    const rows = table
+      .split('\n')
+      .slice(2)
+      .map((line) => line.split(' | ').map((cell) => cell.replace(/^\| |`/g, '')));
+    assert.ok(rows.length > 20, 'the table is found');
+    const readers = (name: string) => proxyConfig.options.filter((row) => row.env.includes(name));
+    for (const [names = '', option = '', notes = ''] of rows) {
+      for (const name of names.split(', ').filter((name) => !name.includes('*'))) {
+        if (option === '–') {
+          assert.deepEqual(readers(name), [], `${name} is not read`);
+          continue;
+        }
+        const [row] = readers(name);
+        assert.equal(row?.key, option, `${name} sets ${option}`);
+        const note = row?.variables.find((variable) => variable.name === name)?.note;
+        if (note === 'seconds' || note === 'inverted')
+          assert.ok(notes.toLowerCase().startsWith(note), `${name}: ${note}`);
+      }
+    }
+  });
+
   it('refuses a bad value naming the Edge variable, in its own terms', () => {
     assert.deepEqual(
       problems({
