@@ -58,26 +58,34 @@ export function codeValue(row: OptionRow, value: unknown): unknown {
   return value;
 }
 
-/** A variable that gives a duration option (milliseconds) in whole seconds. */
-export function secondsVariable(name: string): EnvVariable {
+/**
+ * A variable read as the option's own ones, then converted: `convert` gets a value of the type
+ * `is` checks, anything else stays the string it was, for ajv to refuse.
+ */
+function convertedVariable<T>(
+  name: string,
+  note: string,
+  is: (value: unknown) => value is T,
+  convert: (value: T) => unknown,
+): EnvVariable {
   return {
     name,
-    note: 'seconds',
+    note,
     fromEnv: (raw, read) => {
-      const seconds = read(raw);
-      return typeof seconds === 'number' ? seconds * 1000 : raw;
+      const value = read(raw);
+      return is(value) ? convert(value) : raw;
     },
   };
 }
 
+/** A variable that gives a duration option (milliseconds) in whole seconds. */
+export function secondsVariable(name: string): EnvVariable {
+  const isNumber = (value: unknown) => typeof value === 'number';
+  return convertedVariable(name, 'seconds', isNumber, (seconds) => seconds * 1000);
+}
+
 /** A variable that means the opposite of a boolean option (`DISABLE_X` for `enableX`). */
 export function invertedVariable(name: string): EnvVariable {
-  return {
-    name,
-    note: 'inverted',
-    fromEnv: (raw, read) => {
-      const value = read(raw);
-      return typeof value === 'boolean' ? !value : raw;
-    },
-  };
+  const isBoolean = (value: unknown) => typeof value === 'boolean';
+  return convertedVariable(name, 'inverted', isBoolean, (value) => !value);
 }

@@ -1,5 +1,5 @@
 import assert from 'node:assert/strict';
-import { spawn } from 'node:child_process';
+import { type ChildProcess, spawn } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { describe, it } from 'node:test';
 import { fileURLToPath } from 'node:url';
@@ -580,6 +580,33 @@ function runMain(
   });
 }
 
+/**
+ * The command serving from `env` (with `LOG_LEVEL=info` and JSON lines, to see it listen): the
+ * process, the port it listens on and what it printed until then.
+ */
+async function listeningMain(
+  env: Record<string, string>,
+): Promise<{ child: ChildProcess; port: number; output: string }> {
+  const main = fileURLToPath(new URL('../src/main.ts', import.meta.url));
+  const child = spawn(process.execPath, ['--conditions=source', '--import', 'tsx', main], {
+    env: { PATH: process.env.PATH ?? '', PORT: '0', LOG_LEVEL: 'info', ...env },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  let output = '';
+  child.stderr.on('data', (chunk) => {
+    output += chunk;
+  });
+  const port = await new Promise<number>((resolve, reject) => {
+    child.stdout.on('data', (chunk) => {
+      output += chunk;
+      const match = /listening on http:\/\/[^\s"]*:(\d+)/.exec(output);
+      if (match) resolve(Number(match[1]));
+    });
+    child.on('exit', () => reject(new Error(`exited: ${output}`)));
+  });
+  return { child, port, output };
+}
+
 describe('flags-proxy command', () => {
   it('exits non-zero naming a missing variable', async () => {
     const result = await runMain({ FLAGS_API_TOKEN: 'secret-token', FLAGS_PROXY_CLIENT_KEYS: 'k' });
@@ -630,35 +657,16 @@ describe('flags-proxy command', () => {
 
   it('starts from an Unleash Edge deployment’s environment', async () => {
     const upstream = await new FakeUpstream(smallPayload).start();
-    const main = fileURLToPath(new URL('../src/main.ts', import.meta.url));
-    const child = spawn(process.execPath, ['--conditions=source', '--import', 'tsx', main], {
-      env: {
-        PATH: process.env.PATH ?? '',
-        UPSTREAM_URL: upstream.url.replace(/\/api$/, ''),
-        TOKENS: API_TOKEN_UNLEASH,
-        PORT: '0',
-        FEATURES_REFRESH_INTERVAL_SECONDS: '1',
-        METRICS_INTERVAL_SECONDS: '0',
-        CUSTOM_CLIENT_HEADERS: 'X-Api-Key: gateway-secret',
-        LOG_FORMAT: 'json',
-        // Ours, not Edge's (Edge reads RUST_LOG): to see it listen.
-        LOG_LEVEL: 'info',
-      },
-      stdio: ['ignore', 'pipe', 'pipe'],
+    const { child, output } = await listeningMain({
+      UPSTREAM_URL: upstream.url.replace(/\/api$/, ''),
+      TOKENS: API_TOKEN_UNLEASH,
+      FEATURES_REFRESH_INTERVAL_SECONDS: '1',
+      METRICS_INTERVAL_SECONDS: '0',
+      CUSTOM_CLIENT_HEADERS: 'X-Api-Key: gateway-secret',
+      LOG_FORMAT: 'json',
     });
     try {
-      let out = '';
-      await new Promise<void>((resolve, reject) => {
-        child.stdout.on('data', (chunk) => {
-          out += chunk;
-          if (/listening on http/.test(out)) resolve();
-        });
-        child.stderr.on('data', (chunk) => {
-          out += chunk;
-        });
-        child.on('exit', () => reject(new Error(`exited: ${out}`)));
-      });
-      for (const line of out.trim().split('\n')) JSON.parse(line);
+      for (const line of output.trim().split('\n')) JSON.parse(line);
       await waitFor(() => upstream.featureRequests().length > 0);
       const [first] = upstream.featureRequests();
       assert.equal(first?.headers.authorization, API_TOKEN_UNLEASH);
@@ -671,32 +679,17 @@ describe('flags-proxy command', () => {
 
   it('starts from the environment, serves, and stops on SIGTERM', async () => {
     const upstream = await new FakeUpstream(smallPayload).start();
-    const main = fileURLToPath(new URL('../src/main.ts', import.meta.url));
-    const child = spawn(process.execPath, ['--conditions=source', '--import', 'tsx', main], {
-      env: {
-        PATH: process.env.PATH ?? '',
-        FLAGS_URL: upstream.url,
-        FLAGS_API_TOKEN: 'token',
-        FLAGS_PROXY_CLIENT_KEYS: 'k1',
-        PORT: '0',
-        PROXY_HOST: '127.0.0.1',
-        LOG_LEVEL: 'info',
-        JSON_LOGGER: 'true',
-      },
-      stdio: ['ignore', 'pipe', 'pipe'],
+    const { child, port, output } = await listeningMain({
+      FLAGS_URL: upstream.url,
+      FLAGS_API_TOKEN: 'token',
+      FLAGS_PROXY_CLIENT_KEYS: 'k1',
+      PROXY_HOST: '127.0.0.1',
+      JSON_LOGGER: 'true',
     });
     try {
-      let out = '';
-      const port = await new Promise<number>((resolve, reject) => {
-        child.stdout.on('data', (chunk) => {
-          out += chunk;
-          const match = /listening on http:\/\/127\.0\.0\.1:(\d+)/.exec(out);
-          if (match) resolve(Number(match[1]));
-        });
-        child.on('exit', () => reject(new Error(`exited: ${out}`)));
-      });
-      for (const line of out.trim().split('\n')) JSON.parse(line);
-      assert.ok(!out.includes('"token"'));
+      assert.match(output, /listening on http:\/\/127\.0\.0\.1:/);
+      for (const line of output.trim().split('\n')) JSON.parse(line);
+      assert.ok(!output.includes('"token"'));
       let status = 0;
       for (let i = 0; i < 100 && status !== 200; i++) {
         status = (await fetch(`http://127.0.0.1:${port}/proxy/health`)).status;
