@@ -1,7 +1,14 @@
 import { describe } from './describe.js';
-import type { OptionRow } from './option.js';
+import type { EnvVariable, OptionRow } from './option.js';
 
 const code = (text: string) => `\`${text}\``;
+
+/** `NAME (note)`, the name formatted by `name`. */
+function variableText(variable: EnvVariable, name: (text: string) => string): string {
+  return variable.note === undefined
+    ? name(variable.name)
+    : `${name(variable.name)} (${variable.note})`;
+}
 
 /**
  * The README configuration table of a service. `noDefault` fills the Default cell of an option
@@ -9,7 +16,10 @@ const code = (text: string) => `\`${text}\``;
  */
 export function markdownTable(rows: readonly OptionRow[], noDefault: string): string {
   const lines = rows.map((row) => {
-    const env = row.env.length > 0 ? row.env.map(code).join(', ') : '(in code only)';
+    const env =
+      row.variables.length > 0
+        ? row.variables.map((variable) => variableText(variable, code)).join(', ')
+        : '(in code only)';
     const fallback = row.default === undefined ? noDefault : code(row.default);
     return `| ${code(row.key)} | ${env} | ${fallback} | ${row.doc} |`;
   });
@@ -33,8 +43,23 @@ export function replaceSection(text: string, name: string, content: string): str
   return `${text.slice(0, from + start.length)}\n${content}\n${text.slice(to)}`;
 }
 
-/** The `--help` text of a command: what it is, then every option it reads from the environment. */
-export function helpText(command: string, summary: string, rows: readonly OptionRow[]): string {
+/** A subcommand, for `--help`: `ready [--url <base>]` and what it does. */
+export interface Subcommand {
+  readonly usage: string;
+  readonly doc: string;
+}
+
+/**
+ * The `--help` text of a command: what it is, its subcommands, then every option it reads from
+ * the environment.
+ */
+export function helpText(
+  command: string,
+  summary: string,
+  rows: readonly OptionRow[],
+  subcommands: readonly Subcommand[] = [],
+): string {
+  const usages = subcommands.flatMap((sub) => [`  ${command} ${sub.usage}`, `      ${sub.doc}`]);
   const options = rows
     .filter((row) => row.env.length > 0)
     .map((row) => {
@@ -46,7 +71,7 @@ export function helpText(command: string, summary: string, rows: readonly Option
           : `default ${row.default === '' ? '""' : row.default}`,
       ].filter((fact) => fact !== undefined);
       return [
-        `  ${row.env.join(', ')}  (${facts.join('; ')})`,
+        `  ${row.variables.map((variable) => variableText(variable, String)).join(', ')}  (${facts.join('; ')})`,
         `      ${row.doc}`,
         `      Takes ${describe(row.schema)}.`,
       ].join('\n');
@@ -56,6 +81,7 @@ export function helpText(command: string, summary: string, rows: readonly Option
     '',
     `Usage: ${command} [--help]`,
     '',
+    ...(usages.length > 0 ? ['Commands:', ...usages, ''] : []),
     'Configured by environment variables (lists are comma-separated; every problem is reported',
     'at once and the command exits with status 1):',
     '',

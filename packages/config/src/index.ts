@@ -1,7 +1,8 @@
 export { describe, formats } from './describe.js';
-export { helpText, markdownTable, replaceSection } from './docs.js';
+export { helpText, markdownTable, replaceSection, type Subcommand } from './docs.js';
 export { ConfigError, type ConfigSchema, configSchema, type Environment } from './load.js';
 export {
+  type EnvVariable,
   group,
   type InCode,
   type Loaded,
@@ -11,4 +12,10 @@ export {
   optionMeta,
   optionRows,
 } from './option.js';
-export { codeValue, envValue, splitList } from './values.js';
+export {
+  codeValue,
+  envValue,
+  invertedVariable,
+  secondsVariable,
+  splitList,
+} from './values.js';

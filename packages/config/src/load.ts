@@ -1,8 +1,15 @@
+import { isDeepStrictEqual } from 'node:util';
 import { Ajv, type ErrorObject } from 'ajv';
 import ajvKeywords from 'ajv-keywords';
 import type { TObject } from 'typebox';
 import { describe, formats } from './describe.js';
-import { type InCode, type Loaded, type OptionRow, optionRows } from './option.js';
+import {
+  type EnvVariable,
+  type InCode,
+  type Loaded,
+  type OptionRow,
+  optionRows,
+} from './option.js';
 import { codeValue, envValue } from './values.js';
 
 /** Every problem found in a configuration, reported at once. */
@@ -16,7 +23,15 @@ export class ConfigError extends Error {
 export type Environment = Readonly<Record<string, string | undefined>>;
 
 /** Where a value came from, so that a message names what the operator wrote. */
-type Source = { readonly env: string; readonly raw: string } | { readonly code: unknown };
+type Source =
+  | { readonly env: string; readonly raw: string; readonly takes: string | undefined }
+  | { readonly code: unknown };
+
+/** A problem found outside the schema, placed in schema order. */
+interface Found {
+  readonly order: number;
+  readonly text: string;
+}
 
 /** A service's option schema, compiled once, with its options listed. */
 export interface ConfigSchema<S extends TObject> {
@@ -72,8 +87,16 @@ function shown(row: OptionRow, source: Source | undefined): string {
   return plain ? `, got ${String(value)}` : '';
 }
 
-/** A range check that alone failed is named as such; anything else by what the option takes. */
-function expectation(row: OptionRow, errors: readonly ErrorObject[]): string {
+/**
+ * What the variable takes when it says so; else a range check that alone failed is named as such,
+ * and anything else by what the option takes.
+ */
+function expectation(
+  row: OptionRow,
+  errors: readonly ErrorObject[],
+  source: Source | undefined,
+): string {
+  if (source && 'env' in source && source.takes !== undefined) return source.takes;
   const [only] = errors;
   if (errors.length === 1 && only) {
     const limit = only.params.limit as number;
@@ -111,6 +134,7 @@ function problems(
   errors: readonly ErrorObject[],
   rows: readonly OptionRow[],
   sources: ReadonlyMap<OptionRow, Source>,
+  conflicts: readonly Found[],
 ): string[] {
   const rowOf = (error: ErrorObject): OptionRow | undefined => {
     const at = pointer(error);
@@ -119,7 +143,8 @@ function problems(
   const requirements = errors.filter((error) => error.keyword === 'anyOf' && !rowOf(error));
   const within = (anyOf: ErrorObject, error: ErrorObject) =>
     error.schemaPath.startsWith(`${anyOf.schemaPath}/`);
-  const found = requirements.map((anyOf) => {
+  const found: Found[] = [...conflicts];
+  for (const anyOf of requirements) {
     const named = new Set<OptionRow>();
     for (const error of errors.filter((error) => within(anyOf, error))) {
       const row = rowOf(error);
@@ -130,15 +155,15 @@ function problems(
       description?: string;
     }[];
     const described = anyOf.schemaPath === '#/anyOf' && branches.every((b) => b.description);
-    return {
+    found.push({
       order: Math.min(rows.length, ...[...named].map((row) => rows.indexOf(row))),
       text: `You must specify ${
         described
           ? branches.map((branch) => branch.description).join(' or ')
           : [...named].map(requirement).join(' or ')
       }`,
-    };
-  });
+    });
+  }
   const byRow = new Map<OptionRow, ErrorObject[]>();
   for (const error of errors) {
     if (requirements.some((anyOf) => anyOf === error || within(anyOf, error))) continue;
@@ -153,10 +178,41 @@ function problems(
     );
     const text = missing
       ? `You must specify ${requirement(row)}`
-      : `${subject(row, source)} must be ${expectation(row, rowErrors)}${entries(row, rowErrors)}${shown(row, source)}`;
+      : `${subject(row, source)} must be ${expectation(row, rowErrors, source)}${entries(row, rowErrors)}${shown(row, source)}`;
     found.push({ order: rows.indexOf(row), text });
   }
   return found.sort((a, b) => a.order - b.order).map((problem) => problem.text);
+}
+
+/** A variable set in the environment, and the option value it means. */
+interface Given {
+  readonly variable: EnvVariable;
+  readonly raw: string;
+  readonly value: unknown;
+}
+
+/** The variables of an option set (not empty) in the environment; fallbacks when no other is. */
+function givenVariables(row: OptionRow, env: Environment): Given[] {
+  const present = row.variables.flatMap((variable): Given[] => {
+    const raw = env[variable.name];
+    if (raw === undefined || raw === '') return [];
+    return [{ variable, raw, value: envValue(row, raw, variable) }];
+  });
+  const specific = present.filter((given) => !given.variable.fallback);
+  return specific.length > 0 ? specific : present;
+}
+
+/** `A and B`, `A, B and C` */
+function listed(names: readonly string[]): string {
+  return names.length < 2 ? names.join('') : `${names.slice(0, -1).join(', ')} and ${names.at(-1)}`;
+}
+
+/** Two spellings of one option that mean different values: which one the operator meant is unknown. */
+function conflict(row: OptionRow, given: readonly Given[]): string {
+  const names = given.map(({ variable, raw }) =>
+    row.meta.secret ? variable.name : `${variable.name}="${raw}"`,
+  );
+  return `${listed(names)} set ${row.key} to different values; set only one of them`;
 }
 
 /**
@@ -179,23 +235,24 @@ export function configSchema<S extends TObject>(schema: S): ConfigSchema<S> {
     load(env, inCode) {
       const values: Record<string, unknown> = {};
       const sources = new Map<OptionRow, Source>();
-      for (const row of rows) {
+      const conflicts: Found[] = [];
+      for (const [order, row] of rows.entries()) {
         const code = get(inCode, row.path);
         if (code !== undefined) {
           set(values, row.path, codeValue(row, code));
           sources.set(row, { code });
           continue;
         }
-        const name = row.env.find(
-          (candidate) => env[candidate] !== undefined && env[candidate] !== '',
-        );
-        if (name === undefined) continue;
-        const raw = env[name] as string;
-        set(values, row.path, envValue(row, raw));
-        sources.set(row, { env: name, raw });
+        const given = givenVariables(row, env);
+        const [first] = given;
+        if (first === undefined) continue;
+        set(values, row.path, first.value);
+        sources.set(row, { env: first.variable.name, raw: first.raw, takes: first.variable.takes });
+        if (given.some((other) => !isDeepStrictEqual(other.value, first.value)))
+          conflicts.push({ order, text: conflict(row, given) });
       }
-      if (!validate(values))
-        throw new ConfigError(problems(schema, validate.errors ?? [], rows, sources));
+      if (!validate(values) || conflicts.length > 0)
+        throw new ConfigError(problems(schema, validate.errors ?? [], rows, sources, conflicts));
       return values as Loaded<S>;
     },
   };

@@ -9,10 +9,36 @@ import Type, {
 /** Where an option keeps what its JSON Schema cannot say; a symbol, so ajv never sees it. */
 const META = Symbol('flags.option');
 
+/**
+ * An environment variable an option is read from. A plain name reads as the option's schema says;
+ * another spelling of the option (another product's name for it, in another unit or sense) brings
+ * its own reading.
+ */
+export interface EnvVariable {
+  readonly name: string;
+  /**
+   * The option's JSON value for this variable's string; `read` is how the option's own variables
+   * read it. A string that means nothing is returned as it is, for ajv to refuse.
+   */
+  readonly fromEnv?: (raw: string, read: (raw: string) => unknown) => unknown;
+  /** What sets this variable apart from the option's own ones (`seconds`), for the README and `--help`. */
+  readonly note?: string;
+  /** What this variable takes, in messages, when that is not what the option takes. */
+  readonly takes?: string;
+  /**
+   * Read only when no other variable of the option is set, and never compared with them: a
+   * general name that other programs set too (`PORT` beside `SERVER_PORT`).
+   */
+  readonly fallback?: true;
+}
+
 /** What an option carries besides the JSON Schema of its value. */
 export interface OptionMeta<Value> {
-  /** Environment variables read, the first one set (and not empty) wins; none: in code only. */
-  readonly env: readonly string[];
+  /**
+   * Environment variables read; none: in code only. Where several are set (and not empty) they
+   * must mean the same value, else loading fails naming them (a `fallback` one aside).
+   */
+  readonly env: readonly (string | EnvVariable)[];
   /** One line: the README table's "Meaning" and the `--help` text. */
   readonly doc: string;
   /** Filled in by ajv (`useDefaults`) when neither code nor environment sets the option. */
@@ -62,7 +88,9 @@ export interface OptionRow {
   /** The in-code name, dotted when nested: `cors.origin`. */
   readonly key: string;
   readonly path: readonly string[];
+  /** The names of `variables`. */
   readonly env: readonly string[];
+  readonly variables: readonly EnvVariable[];
   /** The default as written in the environment (lists comma-separated); none for no value or `[]`. */
   readonly default: string | undefined;
   readonly doc: string;
@@ -82,11 +110,15 @@ export function optionRows(schema: TObject, path: readonly string[] = []): Optio
     const here = [...path, name];
     const meta = optionMeta(property);
     if (meta === undefined) return optionRows(property as TObject, here);
+    const variables = meta.env.map((entry) =>
+      typeof entry === 'string' ? { name: entry } : entry,
+    );
     return [
       {
         key: here.join('.'),
         path: here,
-        env: meta.env,
+        env: variables.map((variable) => variable.name),
+        variables,
         default: documentedDefault(meta.default),
         doc: meta.doc,
         schema: property,

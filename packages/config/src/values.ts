@@ -1,5 +1,5 @@
 import type { TSchema } from 'typebox';
-import type { OptionRow } from './option.js';
+import type { EnvVariable, OptionRow } from './option.js';
 
 /** `a, b,,c ` → `['a', 'b', 'c']`: how every list is written in the environment. */
 export function splitList(raw: string): string[] {
@@ -22,7 +22,8 @@ type JsonSchema = TSchema & {
  * ` ` as numbers and does not split lists. A string that means nothing stays a string, so that
  * ajv refuses it and the message names the variable.
  */
-export function envValue(row: OptionRow, raw: string): unknown {
+export function envValue(row: OptionRow, raw: string, variable?: EnvVariable): unknown {
+  if (variable?.fromEnv) return variable.fromEnv(raw, (own) => envValue(row, own));
   if (row.meta.fromEnv) return row.meta.fromEnv(raw);
   const schema = row.schema as JsonSchema;
   switch (schema.type) {
@@ -55,4 +56,36 @@ export function codeValue(row: OptionRow, value: unknown): unknown {
   if (typeof value === 'string' && takesStringList(row.schema as JsonSchema))
     return splitList(value);
   return value;
+}
+
+/**
+ * A variable read as the option's own ones, then converted: `convert` gets a value of the type
+ * `is` checks, anything else stays the string it was, for ajv to refuse.
+ */
+function convertedVariable<T>(
+  name: string,
+  note: string,
+  is: (value: unknown) => value is T,
+  convert: (value: T) => unknown,
+): EnvVariable {
+  return {
+    name,
+    note,
+    fromEnv: (raw, read) => {
+      const value = read(raw);
+      return is(value) ? convert(value) : raw;
+    },
+  };
+}
+
+/** A variable that gives a duration option (milliseconds) in whole seconds. */
+export function secondsVariable(name: string): EnvVariable {
+  const isNumber = (value: unknown) => typeof value === 'number';
+  return convertedVariable(name, 'seconds', isNumber, (seconds) => seconds * 1000);
+}
+
+/** A variable that means the opposite of a boolean option (`DISABLE_X` for `enableX`). */
+export function invertedVariable(name: string): EnvVariable {
+  const isBoolean = (value: unknown) => typeof value === 'boolean';
+  return convertedVariable(name, 'inverted', isBoolean, (value) => !value);
 }

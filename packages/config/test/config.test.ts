@@ -5,9 +5,11 @@ import {
   configSchema,
   group,
   helpText,
+  invertedVariable,
   markdownTable,
   option,
   replaceSection,
+  secondsVariable,
 } from '@flags/config';
 import Type from 'typebox';
 
@@ -24,7 +26,11 @@ const schema = Type.Object(
       default: 8080,
       doc: 'Port.',
     }),
-    verbose: option(Type.Boolean(), { env: ['VERBOSE'], default: false, doc: 'Talks more.' }),
+    verbose: option(Type.Boolean(), {
+      env: ['VERBOSE', invertedVariable('QUIET')],
+      default: false,
+      doc: 'Talks more.',
+    }),
     level: option(Type.Enum(['low', 'high']), {
       env: ['LEVEL'],
       default: 'low',
@@ -38,6 +44,23 @@ const schema = Type.Object(
     hook: option(Type.Unsafe<(() => void) | undefined>({ typeof: 'function' }), {
       env: [],
       doc: 'In code only.',
+    }),
+    intervalMs: option(Type.Integer({ exclusiveMinimum: 0 }), {
+      env: ['INTERVAL_MS', secondsVariable('INTERVAL_SECONDS')],
+      default: 5000,
+      doc: 'How often, ms.',
+    }),
+    root: option(Type.String({ format: 'url' }), {
+      env: [
+        'API_URL',
+        {
+          name: 'ROOT_URL',
+          note: 'without `/api`',
+          takes: 'a root URL',
+          fromEnv: (raw) => (URL.canParse(raw) ? `${raw}/api` : raw),
+        },
+      ],
+      doc: 'API root.',
     }),
     cors: group({
       origin: option(Type.Array(Type.String()), {
@@ -89,9 +112,94 @@ describe('configSchema', () => {
       verbose: true,
       level: 'high',
       trusted: ['10.0.0.0/8', 'loopback'],
+      intervalMs: 5000,
       cors: { origin: ['*'], maxAge: 60 },
       a: ['one'],
     });
+  });
+
+  it('reads another spelling of an option by its own conversion', () => {
+    const loaded = config.load({
+      ...BASE,
+      QUIET: 'false',
+      INTERVAL_SECONDS: '15',
+      ROOT_URL: 'http://x.example',
+    });
+    assert.equal(loaded.verbose, true);
+    assert.equal(loaded.intervalMs, 15_000);
+    assert.equal(loaded.root, 'http://x.example/api');
+    assert.equal(config.load({ ...BASE, QUIET: 'TRUE' }).verbose, false);
+  });
+
+  it('takes two spellings that mean the same value, and refuses two that differ, naming both', () => {
+    const same = config.load({
+      ...BASE,
+      VERBOSE: 'true',
+      QUIET: 'false',
+      INTERVAL_MS: '15000',
+      INTERVAL_SECONDS: '15',
+      API_URL: 'http://x.example/api',
+      ROOT_URL: 'http://x.example',
+    });
+    assert.deepEqual(
+      [same.verbose, same.intervalMs, same.root],
+      [true, 15_000, 'http://x.example/api'],
+    );
+    assert.deepEqual(
+      problems({
+        ...BASE,
+        PORT: '80',
+        APP_PORT: '8080',
+        VERBOSE: 'true',
+        QUIET: 'true',
+        INTERVAL_MS: '15000',
+        INTERVAL_SECONDS: '0',
+      }),
+      [
+        'APP_PORT="8080" and PORT="80" set port to different values; set only one of them',
+        'VERBOSE="true" and QUIET="true" set verbose to different values; set only one of them',
+        'INTERVAL_MS="15000" and INTERVAL_SECONDS="0" set intervalMs to different values; set only one of them',
+      ],
+    );
+    const fallback = configSchema(
+      Type.Object({
+        port: option(Type.Integer(), {
+          env: ['APP_PORT', { name: 'PORT', fallback: true }],
+          default: 1,
+          doc: 'Port.',
+        }),
+      }),
+    );
+    assert.equal(fallback.load({ APP_PORT: '2', PORT: '3' }).port, 2, 'a fallback is not compared');
+    assert.equal(fallback.load({ PORT: '3' }).port, 3);
+    assert.deepEqual(
+      problems({ ...BASE, INTERVAL_SECONDS: '0', INTERVAL_MS: '' }),
+      ['INTERVAL_SECONDS must be greater than 0, got "0"'],
+      'an empty variable is not set',
+    );
+  });
+
+  it('names what a variable of its own reading takes, and never repeats a secret in a conflict', () => {
+    assert.deepEqual(problems({ ...BASE, ROOT_URL: 'ftp' }), [
+      'ROOT_URL must be a root URL, got "ftp"',
+    ]);
+    const secrets = configSchema(
+      Type.Object({
+        token: option(Type.String(), {
+          env: ['TOKEN', 'LEGACY_TOKEN'],
+          secret: true,
+          doc: 'A token.',
+        }),
+      }),
+    );
+    assert.throws(
+      () => secrets.load({ TOKEN: 'hunter2', LEGACY_TOKEN: 'swordfish' }),
+      (error: unknown) =>
+        error instanceof ConfigError &&
+        error.problems.join() ===
+          'TOKEN and LEGACY_TOKEN set token to different values; set only one of them',
+    );
+    assert.equal(secrets.load({ TOKEN: 'hunter2', LEGACY_TOKEN: 'hunter2' }).token, 'hunter2');
   });
 
   it('lets code win, takes URLs and comma-separated strings in code, and leaves undefined to the environment', () => {
@@ -153,10 +261,12 @@ describe('configSchema', () => {
         ['url', 'APP_URL', undefined],
         ['secret', 'APP_SECRET', undefined],
         ['port', 'APP_PORT PORT', '8080'],
-        ['verbose', 'VERBOSE', 'false'],
+        ['verbose', 'VERBOSE QUIET', 'false'],
         ['level', 'LEVEL', 'low'],
         ['trusted', 'TRUSTED', undefined],
         ['hook', '', undefined],
+        ['intervalMs', 'INTERVAL_MS INTERVAL_SECONDS', '5000'],
+        ['root', 'API_URL ROOT_URL', undefined],
         ['cors.origin', 'CORS_ORIGIN', '*'],
         ['cors.maxAge', 'CORS_MAX_AGE', undefined],
         ['a', 'A', undefined],
@@ -173,7 +283,7 @@ describe('documentation', () => {
       '| Option | Environment variable | Default | Meaning |',
       '|---|---|---|---|',
       '| `port` | `APP_PORT`, `PORT` | `8080` | Port. |',
-      '| `verbose` | `VERBOSE` | `false` | Talks more. |',
+      '| `verbose` | `VERBOSE`, `QUIET` (inverted) | `false` | Talks more. |',
     ]);
     assert.match(
       markdownTable(config.options, ''),
@@ -195,6 +305,10 @@ describe('documentation', () => {
       / {2}APP_PORT, PORT {2}\(port; default 8080\)\n {6}Port\.\n {6}Takes a whole number from 0 to 65535\./,
     );
     assert.match(help, / {2}APP_URL {2}\(url; required\)/);
+    assert.match(
+      help,
+      / {2}INTERVAL_MS, INTERVAL_SECONDS \(seconds\) {2}\(intervalMs; default 5000\)\n/,
+    );
     assert.ok(!help.includes('hook'), 'in-code-only options are not listed');
   });
 });

@@ -1,21 +1,36 @@
 #!/usr/bin/env node
-import { helpText } from '@flags/config';
-import { ConfigError } from './config/load.js';
-import { proxyConfig } from './config/options.js';
-import { createProxy } from './index.js';
+import { isProbeName, probeCommand } from './probe.js';
 
-/** The `flags-proxy` command: configuration from the environment, listen, stop on signals. */
+/**
+ * The `flags-proxy` command: configuration from the environment, listen, stop on signals; or, as
+ * `flags-proxy ready|health`, a probe of a running proxy. The probes import only what they use,
+ * so that an orchestrator calling them every few seconds does not load the server each time.
+ */
 async function main(): Promise<void> {
-  if (process.argv.includes('--help') || process.argv.includes('-h')) {
-    process.stdout.write(
-      helpText(
-        'flags-proxy',
-        'evaluates feature flags for client-side apps, Unleash Proxy compatible.',
-        proxyConfig.options,
-      ),
-    );
+  const args = process.argv.slice(2);
+  if (args.includes('--help') || args.includes('-h')) {
+    const { help } = await import('./help.js');
+    process.stdout.write(help());
     return;
   }
+  const [command, ...rest] = args;
+  if (isProbeName(command)) {
+    const result = await probeCommand(command, rest);
+    (result.ok ? process.stdout : process.stderr).write(`${result.line}\n`);
+    process.exit(result.ok ? 0 : 1);
+  }
+  if (command !== undefined && !command.startsWith('-')) {
+    process.stderr.write(`flags-proxy: unknown command "${command}" (see flags-proxy --help)\n`);
+    process.exit(1);
+  }
+  await serve();
+}
+
+async function serve(): Promise<void> {
+  const [{ ConfigError }, { createProxy }] = await Promise.all([
+    import('./config/load.js'),
+    import('./index.js'),
+  ]);
   let proxy: Awaited<ReturnType<typeof createProxy>>;
   try {
     proxy = await createProxy({}, process.env);

@@ -1,19 +1,37 @@
 import assert from 'node:assert/strict';
-import { spawn } from 'node:child_process';
+import { type ChildProcess, spawn } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { describe, it } from 'node:test';
 import { fileURLToPath } from 'node:url';
-import { ConfigError, loadConfig, optionTable } from '@flags/proxy';
+import { ConfigError, createProxy, loadConfig, optionTable, type ProxyConfig } from '@flags/proxy';
 import { spawnCommand } from '../../../test/helpers/processes.js';
+import { PROXY_SET_HEADERS, proxyConfig } from '../src/config/options.js';
+import { upstreamHeaders } from '../src/sync/upstream.js';
 import { smallPayload } from './fixtures/small.js';
 import { FakeUpstream } from './helpers/fake-upstream.js';
-import { startProxy } from './helpers/proxy.js';
+import { startProxy, waitFor } from './helpers/proxy.js';
+import { RecordingLogger } from './helpers/recording-logger.js';
+
+const API_TOKEN_UNLEASH = `*:development.${'u'.repeat(32)}`;
 
 const REQUIRED = {
   FLAGS_URL: 'http://127.0.0.1:4242/api',
   FLAGS_API_TOKEN: 'token',
   FLAGS_PROXY_CLIENT_KEYS: 'a, b',
 };
+
+/**
+ * The variables of an option as the README and `--help` list them, each with what sets it apart
+ * (unit, sense) when it has its own reading.
+ */
+function documentedVariables(option: string, quote = (name: string) => `\`${name}\``): string {
+  const row = proxyConfig.options.find((candidate) => candidate.key === option);
+  assert.ok(row, option);
+  if (row.variables.length === 0) return '(in code only)';
+  return row.variables
+    .map(({ name, note }) => (note === undefined ? quote(name) : `${quote(name)} (${note})`))
+    .join(', ');
+}
 
 function problems(env: Record<string, string>, options = {}): string[] {
   try {
@@ -41,7 +59,7 @@ describe('configuration', () => {
   it('needs no client keys when a startup token is Unleash-format', () => {
     const env = { FLAGS_URL: 'http://upstream/api' };
     assert.deepEqual(problems({ ...env, FLAGS_API_TOKEN: 'plain-secret' }), [
-      'You must specify the clientKeys option (FLAGS_PROXY_CLIENT_KEYS) or the proxySecrets option (FLAGS_PROXY_SECRETS) or an Unleash-format token (`project:environment.secret`) in flagsApiToken (FLAGS_API_TOKEN)',
+      'You must specify the clientKeys option (FLAGS_PROXY_CLIENT_KEYS) or the proxySecrets option (FLAGS_PROXY_SECRETS) or an Unleash-format token (`project:environment.secret`) in flagsApiToken (FLAGS_API_TOKEN or TOKENS)',
     ]);
     const config = loadConfig({
       ...env,
@@ -214,7 +232,7 @@ describe('configuration', () => {
     assert.equal(config.cors.maxAge, 172800);
     assert.match(
       problems(REQUIRED, { refreshInterval: -5 }).join(),
-      /refreshInterval \(FLAGS_FETCH_INTERVAL\)/,
+      /refreshInterval \(FLAGS_FETCH_INTERVAL or FEATURES_REFRESH_INTERVAL_SECONDS\)/,
     );
     assert.match(problems(REQUIRED, { logLevel: 'loud' }).join(), /logLevel/);
   });
@@ -233,10 +251,7 @@ describe('configuration', () => {
     for (const spec of optionTable) {
       const row = documented.get(spec.option);
       assert.ok(row, `README documents ${spec.option}`);
-      assert.equal(
-        row[2],
-        spec.env.length === 0 ? '(in code only)' : spec.env.map((name) => `\`${name}\``).join(', '),
-      );
+      assert.equal(row[2], documentedVariables(spec.option), `variables of ${spec.option}`);
       assert.equal(
         row[3],
         spec.default === undefined ? '' : `\`${spec.default}\``,
@@ -245,6 +260,254 @@ describe('configuration', () => {
       assert.equal(row[4], spec.doc, `meaning of ${spec.option}`);
     }
     assert.equal(documented.size, optionTable.length, 'no undocumented rows');
+  });
+});
+
+describe('Unleash Edge’s variable names', () => {
+  const EDGE_TOKEN = `*:development.${'e'.repeat(32)}`;
+  const EDGE = { UPSTREAM_URL: 'http://unleash.example:4242', TOKENS: EDGE_TOKEN };
+
+  it('reads each of them as the option it stands for, in the option’s unit and sense', () => {
+    const cases: [Record<string, string>, (config: ProxyConfig) => unknown, unknown][] = [
+      [{}, (c) => c.flagsUrl.href, 'http://unleash.example:4242/api/'],
+      [
+        { UPSTREAM_URL: 'https://x.example/unleash//' },
+        (c) => c.flagsUrl.href,
+        'https://x.example/unleash/api/',
+      ],
+      [
+        { TOKENS: '*:development.a1, *:production.b2' },
+        (c) => c.startupTokens,
+        ['*:development.a1', '*:production.b2'],
+      ],
+      [
+        { PRETRUSTED_TOKENS: 'legacy-key@development' },
+        (c) => c.pretrustedTokens,
+        ['legacy-key@development'],
+      ],
+      [{ FEATURES_REFRESH_INTERVAL_SECONDS: '15' }, (c) => c.refreshInterval, 15_000],
+      [{ METRICS_INTERVAL_SECONDS: '60' }, (c) => c.metricsInterval, 60_000],
+      [{ TOKEN_REVALIDATION_INTERVAL_SECONDS: '120' }, (c) => c.tokenRevalidationInterval, 120_000],
+      [{ UPSTREAM_REQUEST_TIMEOUT: '5' }, (c) => c.upstreamTimeoutMs, 5000],
+      [{ BACKUP_FOLDER: '/var/lib/edge' }, (c) => c.backupDir, '/var/lib/edge'],
+      [{ REDIS_URL: 'redis://redis:6379/0' }, (c) => c.redisUrl?.href, 'redis://redis:6379/0'],
+      [{ BASE_PATH: '/edge' }, (c) => c.proxyBasePath, '/edge'],
+      [{ TRUST_PROXY: 'true' }, (c) => c.trustProxy, true],
+      [
+        { CORS_ORIGIN: 'https://app.example' },
+        (c) => c.cors.origin,
+        new Set(['https://app.example']),
+      ],
+      [
+        { CORS_ALLOWED_HEADERS: 'authorization,content-type' },
+        (c) => c.cors.allowedHeaders,
+        'authorization, content-type',
+      ],
+      [
+        { CORS_EXPOSED_HEADERS: 'ETag,X-Request-Id' },
+        (c) => c.cors.exposedHeaders,
+        'ETag, X-Request-Id',
+      ],
+      [{ CORS_MAX_AGE: '600' }, (c) => c.cors.maxAge, 600],
+      [{ DISABLE_ALL_ENDPOINT: 'true' }, (c) => c.enableAllEndpoint, false],
+      [{ DISABLE_ALL_ENDPOINT: 'false' }, (c) => c.enableAllEndpoint, true],
+      [
+        { CUSTOM_CLIENT_HEADERS: 'X-Api-Key: gateway-secret,X-Route:eu:west' },
+        (c) => c.customHeaders,
+        { 'x-api-key': 'gateway-secret', 'x-route': 'eu:west' },
+      ],
+      [{ SKIP_SSL_VERIFICATION: 'true' }, (c) => c.rejectUnauthorized, false],
+      [{ SKIP_SSL_VERIFICATION: 'false' }, (c) => c.rejectUnauthorized, true],
+      [{ LOG_FORMAT: 'json' }, (c) => c.useJsonLogger, true],
+      [{ LOG_FORMAT: 'plain' }, (c) => c.useJsonLogger, false],
+      [{ LOG_FORMAT: 'Pretty' }, (c) => c.useJsonLogger, false],
+      [{ PORT: '3063' }, (c) => c.port, 3063],
+      [{ STRICT: 'true' }, (c) => c.strictTokens, true],
+    ];
+    for (const [env, read, expected] of cases)
+      assert.deepEqual(read(loadConfig({ ...EDGE, ...env })), expected, JSON.stringify(env));
+  });
+
+  it('loads an Edge deployment’s environment as it is', () => {
+    const config = loadConfig({
+      UPSTREAM_URL: 'https://unleash.example.com',
+      TOKENS: `${EDGE_TOKEN},*:production.${'p'.repeat(32)}`,
+      PORT: '3063',
+      FEATURES_REFRESH_INTERVAL_SECONDS: '10',
+      METRICS_INTERVAL_SECONDS: '60',
+      BACKUP_FOLDER: '/data',
+      CORS_ORIGIN: '*',
+      TRUST_PROXY: 'true',
+      LOG_FORMAT: 'json',
+      DISABLE_ALL_ENDPOINT: 'true',
+    });
+    assert.equal(config.flagsUrl.href, 'https://unleash.example.com/api/');
+    assert.equal(config.startupTokens.length, 2);
+    assert.equal(config.flagsApiToken, EDGE_TOKEN);
+    assert.deepEqual(config.clientKeys, [], 'no client keys needed');
+    assert.deepEqual(
+      [config.port, config.refreshInterval, config.metricsInterval, config.backupDir],
+      [3063, 10_000, 60_000, '/data'],
+    );
+  });
+
+  it('takes two spellings of one option that agree, and refuses those that disagree, naming both', () => {
+    const agreeing = loadConfig({
+      ...EDGE,
+      FLAGS_URL: 'http://unleash.example:4242/api',
+      FLAGS_API_TOKEN: EDGE_TOKEN,
+      FLAGS_FETCH_INTERVAL: '15000',
+      FEATURES_REFRESH_INTERVAL_SECONDS: '15',
+      ENABLE_ALL_ENDPOINT: 'true',
+      DISABLE_ALL_ENDPOINT: 'false',
+      JSON_LOGGER: 'false',
+      LOG_FORMAT: 'pretty',
+    });
+    assert.deepEqual(
+      [agreeing.refreshInterval, agreeing.enableAllEndpoint, agreeing.useJsonLogger],
+      [15_000, true, false],
+    );
+    assert.deepEqual(
+      problems({
+        ...EDGE,
+        FLAGS_URL: 'http://other.example/api',
+        FLAGS_API_TOKEN: `*:production.${'x'.repeat(32)}`,
+        FLAGS_METRICS_INTERVAL: '60',
+        METRICS_INTERVAL_SECONDS: '60',
+        JSON_LOGGER: 'false',
+        LOG_FORMAT: 'json',
+        BACKUP_DIR: '/a',
+        BACKUP_FOLDER: '/b',
+        ENABLE_ALL_ENDPOINT: 'true',
+        DISABLE_ALL_ENDPOINT: 'true',
+        HTTP_OPTIONS_REJECT_UNAUTHORIZED: 'true',
+        SKIP_SSL_VERIFICATION: 'true',
+      }),
+      [
+        'FLAGS_URL="http://other.example/api" and UPSTREAM_URL="http://unleash.example:4242" set flagsUrl to different values; set only one of them',
+        'FLAGS_API_TOKEN and TOKENS set flagsApiToken to different values; set only one of them',
+        'FLAGS_METRICS_INTERVAL="60" and METRICS_INTERVAL_SECONDS="60" set metricsInterval to different values; set only one of them',
+        'JSON_LOGGER="false" and LOG_FORMAT="json" set useJsonLogger to different values; set only one of them',
+        'BACKUP_DIR="/a" and BACKUP_FOLDER="/b" set backupDir to different values; set only one of them',
+        'ENABLE_ALL_ENDPOINT="true" and DISABLE_ALL_ENDPOINT="true" set enableAllEndpoint to different values; set only one of them',
+        'HTTP_OPTIONS_REJECT_UNAUTHORIZED="true" and SKIP_SSL_VERIFICATION="true" set httpOptions.rejectUnauthorized to different values; set only one of them',
+      ],
+    );
+  });
+
+  it('are mapped in the README as the option schema reads them', () => {
+    const readme = readFileSync(fileURLToPath(new URL('../README.md', import.meta.url)), 'utf8');
+    const section = readme.slice(readme.indexOf('## Coming from Unleash Edge'));
+    const table = section.slice(section.indexOf('| Unleash Edge |')).split('\n\n')[0] ?? '';
+    const rows = table
+      .split('\n')
+      .slice(2)
+      .map((line) => line.split(' | ').map((cell) => cell.replace(/^\| |`/g, '')));
+    assert.ok(rows.length > 20, 'the table is found');
+    const readers = (name: string) => proxyConfig.options.filter((row) => row.env.includes(name));
+    for (const [names = '', option = '', notes = ''] of rows) {
+      for (const name of names.split(', ').filter((name) => !name.includes('*'))) {
+        if (option === '–') {
+          assert.deepEqual(readers(name), [], `${name} is not read`);
+          continue;
+        }
+        const [row] = readers(name);
+        assert.equal(row?.key, option, `${name} sets ${option}`);
+        const note = row?.variables.find((variable) => variable.name === name)?.note;
+        if (note === 'seconds' || note === 'inverted')
+          assert.ok(notes.toLowerCase().startsWith(note), `${name}: ${note}`);
+      }
+    }
+  });
+
+  it('refuses a bad value naming the Edge variable, in its own terms', () => {
+    assert.deepEqual(
+      problems({
+        ...EDGE,
+        UPSTREAM_URL: 'not a url',
+        FEATURES_REFRESH_INTERVAL_SECONDS: '0',
+        METRICS_INTERVAL_SECONDS: '1.5',
+        LOG_FORMAT: 'xml',
+        DISABLE_ALL_ENDPOINT: 'yes',
+      }),
+      [
+        'UPSTREAM_URL must be a URL, got "not a url"',
+        'FEATURES_REFRESH_INTERVAL_SECONDS must be greater than 0, got "0"',
+        'METRICS_INTERVAL_SECONDS must be a whole number ≥ 0, got "1.5"',
+        'LOG_FORMAT must be one of plain, json, pretty, got "xml"',
+        'DISABLE_ALL_ENDPOINT must be true or false, got "yes"',
+      ],
+    );
+  });
+});
+
+describe('custom upstream headers', () => {
+  const refused = /^CUSTOM_CLIENT_HEADERS must be comma-separated Name: value headers/;
+
+  it('refuses malformed entries and any header the proxy sets itself, in any case, never echoing a value', () => {
+    for (const value of [
+      'Authorization: gateway-secret',
+      'X-Api-Key: gateway-secret, authorization:gateway-secret',
+      'USER-AGENT: gateway-secret',
+      'Unleash-AppName: gateway-secret',
+      'Content-Length: 1',
+      'X-Api-Key gateway-secret',
+      ': gateway-secret',
+      'X Api Key: gateway-secret',
+      'X-Api-Key: gateway-secret, x-api-key: gateway-secret',
+    ]) {
+      const found = problems({ ...REQUIRED, CUSTOM_CLIENT_HEADERS: value });
+      assert.equal(found.length, 1, value);
+      assert.match(found[0] as string, refused, value);
+      assert.ok(!found.join().includes('gateway-secret'), 'values are secrets');
+    }
+    assert.match(
+      problems(REQUIRED, { customHeaders: { 'X-Api-Key': 'line\r\nbreak' } }).join(),
+      /^customHeaders \(FLAGS_CUSTOM_HEADERS or CUSTOM_CLIENT_HEADERS\) must be/,
+    );
+    assert.match(problems(REQUIRED, { customHeaders: { Host: 'elsewhere' } }).join(), /must be/);
+  });
+
+  it('covers every header the proxy sets on upstream requests', () => {
+    const config = loadConfig(REQUIRED, { customHeaders: { 'X-Api-Key': 'k' } });
+    const own = Object.keys(upstreamHeaders(config)).filter((name) => name !== 'x-api-key');
+    for (const name of [
+      ...own,
+      'if-none-match',
+      'content-type',
+      'content-length',
+      'unleash-interval',
+    ])
+      assert.ok((PROXY_SET_HEADERS as readonly string[]).includes(name), name);
+  });
+
+  it('sends them on every upstream request, beside the token', async () => {
+    const upstream = await new FakeUpstream(smallPayload).start();
+    const proxy = await createProxy(
+      { logger: new RecordingLogger(), refreshInterval: 20, metricsInterval: 0 },
+      {
+        UPSTREAM_URL: upstream.url.replace(/\/api$/, ''),
+        TOKENS: API_TOKEN_UNLEASH,
+        CUSTOM_CLIENT_HEADERS: 'X-Api-Key: gateway-secret, X-Route: eu:west',
+      },
+    );
+    try {
+      await waitFor(
+        () =>
+          upstream.featureRequests().length >= 2 &&
+          upstream.requests.some((request) => request.path === '/api/client/register'),
+      );
+      const register = upstream.requests.find((request) => request.path === '/api/client/register');
+      for (const request of [...upstream.featureRequests().slice(0, 2), register]) {
+        assert.equal(request?.headers['x-api-key'], 'gateway-secret');
+        assert.equal(request?.headers['x-route'], 'eu:west');
+        assert.equal(request?.headers.authorization, API_TOKEN_UNLEASH);
+        assert.equal(request?.headers['unleash-appname'], 'flags-proxy');
+      }
+    } finally {
+      await proxy.app.close();
+      await upstream.stop();
+    }
   });
 });
 
@@ -317,6 +580,33 @@ function runMain(
   });
 }
 
+/**
+ * The command serving from `env` (with `LOG_LEVEL=info` and JSON lines, to see it listen): the
+ * process, the port it listens on and what it printed until then.
+ */
+async function listeningMain(
+  env: Record<string, string>,
+): Promise<{ child: ChildProcess; port: number; output: string }> {
+  const main = fileURLToPath(new URL('../src/main.ts', import.meta.url));
+  const child = spawn(process.execPath, ['--conditions=source', '--import', 'tsx', main], {
+    env: { PATH: process.env.PATH ?? '', PORT: '0', LOG_LEVEL: 'info', ...env },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  let output = '';
+  child.stderr.on('data', (chunk) => {
+    output += chunk;
+  });
+  const port = await new Promise<number>((resolve, reject) => {
+    child.stdout.on('data', (chunk) => {
+      output += chunk;
+      const match = /listening on http:\/\/[^\s"]*:(\d+)/.exec(output);
+      if (match) resolve(Number(match[1]));
+    });
+    child.on('exit', () => reject(new Error(`exited: ${output}`)));
+  });
+  return { child, port, output };
+}
+
 describe('flags-proxy command', () => {
   it('exits non-zero naming a missing variable', async () => {
     const result = await runMain({ FLAGS_API_TOKEN: 'secret-token', FLAGS_PROXY_CLIENT_KEYS: 'k' });
@@ -340,44 +630,66 @@ describe('flags-proxy command', () => {
     const help = command.output();
     assert.match(help, /^flags-proxy: /);
     for (const spec of optionTable.filter((row) => row.env.length > 0)) {
-      assert.ok(help.includes(`  ${spec.env.join(', ')}  (${spec.option}`), spec.option);
+      const variables = documentedVariables(spec.option, String);
+      assert.ok(help.includes(`  ${variables}  (${spec.option}`), spec.option);
       assert.ok(help.includes(`      ${spec.doc}\n`), `meaning of ${spec.option}`);
     }
-    assert.match(help, / {2}FLAGS_URL {2}\(flagsUrl; required\)\n/);
+    assert.match(
+      help,
+      / {2}FLAGS_URL, UPSTREAM_URL \(server root URL; `\/api` is added\) {2}\(flagsUrl; required\)\n/,
+    );
+    assert.match(
+      help,
+      / {2}FLAGS_FETCH_INTERVAL, FEATURES_REFRESH_INTERVAL_SECONDS \(seconds\) {2}\(refreshInterval; default 5000\)\n/,
+    );
+    for (const probe of ['ready', 'health'])
+      assert.match(
+        help,
+        new RegExp(
+          `\n  flags-proxy ${probe} \\[--url <base>\\] \\[--timeout <ms>\\]\n {6}.*GET <base>/internal-backstage/${probe} answers 200`,
+        ),
+      );
     assert.match(
       help,
       / {2}PORT, PROXY_PORT {2}\(port; default 3000\)\n.*\n {6}Takes a whole number from 0 to 65535\.\n/,
     );
   });
 
-  it('starts from the environment, serves, and stops on SIGTERM', async () => {
+  it('starts from an Unleash Edge deployment’s environment', async () => {
     const upstream = await new FakeUpstream(smallPayload).start();
-    const main = fileURLToPath(new URL('../src/main.ts', import.meta.url));
-    const child = spawn(process.execPath, ['--conditions=source', '--import', 'tsx', main], {
-      env: {
-        PATH: process.env.PATH ?? '',
-        FLAGS_URL: upstream.url,
-        FLAGS_API_TOKEN: 'token',
-        FLAGS_PROXY_CLIENT_KEYS: 'k1',
-        PORT: '0',
-        PROXY_HOST: '127.0.0.1',
-        LOG_LEVEL: 'info',
-        JSON_LOGGER: 'true',
-      },
-      stdio: ['ignore', 'pipe', 'pipe'],
+    const { child, output } = await listeningMain({
+      UPSTREAM_URL: upstream.url.replace(/\/api$/, ''),
+      TOKENS: API_TOKEN_UNLEASH,
+      FEATURES_REFRESH_INTERVAL_SECONDS: '1',
+      METRICS_INTERVAL_SECONDS: '0',
+      CUSTOM_CLIENT_HEADERS: 'X-Api-Key: gateway-secret',
+      LOG_FORMAT: 'json',
     });
     try {
-      let out = '';
-      const port = await new Promise<number>((resolve, reject) => {
-        child.stdout.on('data', (chunk) => {
-          out += chunk;
-          const match = /listening on http:\/\/127\.0\.0\.1:(\d+)/.exec(out);
-          if (match) resolve(Number(match[1]));
-        });
-        child.on('exit', () => reject(new Error(`exited: ${out}`)));
-      });
-      for (const line of out.trim().split('\n')) JSON.parse(line);
-      assert.ok(!out.includes('"token"'));
+      for (const line of output.trim().split('\n')) JSON.parse(line);
+      await waitFor(() => upstream.featureRequests().length > 0);
+      const [first] = upstream.featureRequests();
+      assert.equal(first?.headers.authorization, API_TOKEN_UNLEASH);
+      assert.equal(first?.headers['x-api-key'], 'gateway-secret');
+    } finally {
+      if (child.exitCode === null) child.kill('SIGKILL');
+      await upstream.stop();
+    }
+  });
+
+  it('starts from the environment, serves, and stops on SIGTERM', async () => {
+    const upstream = await new FakeUpstream(smallPayload).start();
+    const { child, port, output } = await listeningMain({
+      FLAGS_URL: upstream.url,
+      FLAGS_API_TOKEN: 'token',
+      FLAGS_PROXY_CLIENT_KEYS: 'k1',
+      PROXY_HOST: '127.0.0.1',
+      JSON_LOGGER: 'true',
+    });
+    try {
+      assert.match(output, /listening on http:\/\/127\.0\.0\.1:/);
+      for (const line of output.trim().split('\n')) JSON.parse(line);
+      assert.ok(!output.includes('"token"'));
       let status = 0;
       for (let i = 0; i < 100 && status !== 200; i++) {
         status = (await fetch(`http://127.0.0.1:${port}/proxy/health`)).status;

@@ -78,6 +78,15 @@ function resolve(options: Options) {
     metricsInterval: options.metricsInterval,
     metricsJitter: options.metricsJitter,
     upstreamTimeoutMs: options.upstreamTimeoutMs,
+    /** Extra headers of every upstream request, names in lower case. */
+    customHeaders: Object.freeze(
+      Object.fromEntries(
+        Object.entries(options.customHeaders ?? {}).map(([name, value]) => [
+          name.toLowerCase(),
+          value,
+        ]),
+      ),
+    ),
     environment: options.environment,
     projectName: options.projectName,
     namePrefix: options.namePrefix,

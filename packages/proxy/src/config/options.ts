@@ -1,4 +1,14 @@
-import { configSchema, group, type InCode, type OptionRow, option, splitList } from '@flags/config';
+import {
+  configSchema,
+  type EnvVariable,
+  group,
+  type InCode,
+  invertedVariable,
+  type OptionRow,
+  option,
+  secondsVariable,
+  splitList,
+} from '@flags/config';
 import { type CustomStrategy, DEFAULT_MAX_CONTEXT_VALUE_LENGTH } from '@flags/engine';
 import type { ClientFeatures, Context } from '@flags/schemas';
 import Type from 'typebox';
@@ -9,6 +19,10 @@ import Type from 'typebox';
  * meaning. The TypeScript types, environment parsing, validation, defaults, `--help` and the
  * README tables all come from this schema (`@flags/config`); `load.ts` turns the loaded values
  * into the domain types the proxy runs with.
+ *
+ * Unleash Edge's variable names (its `docs/CLI.md`) are read beside ours wherever they mean the
+ * same thing, so that an Edge deployment's environment works unchanged; those in another unit or
+ * sense carry their own reading (`secondsVariable`, `invertedVariable`, `upstreamRootVariable`).
  */
 
 /** `project:environment.secret` (`*` or `[]` for the projects), the form Unleash tokens take. */
@@ -51,6 +65,91 @@ function tagsFromEnv(raw: string): { name: string; value: string }[] {
   });
 }
 
+/** Edge's `UPSTREAM_URL`: the server's root URL, under which the API is at `/api`. */
+function upstreamRootVariable(name: string): EnvVariable {
+  return {
+    name,
+    note: 'server root URL; `/api` is added',
+    fromEnv: (raw) => {
+      if (!URL.canParse(raw)) return raw;
+      const url = new URL(raw);
+      url.pathname = `${url.pathname.replace(/\/+$/, '')}/api`;
+      return url.href;
+    },
+  };
+}
+
+/** Edge's `LOG_FORMAT`: `json` is one JSON object per line; `plain` and `pretty` are readable lines. */
+function logFormatVariable(name: string): EnvVariable {
+  const formats: Readonly<Record<string, boolean>> = { json: true, plain: false, pretty: false };
+  return {
+    name,
+    note: '`json`, or `plain`/`pretty` for readable lines',
+    takes: 'one of plain, json, pretty',
+    fromEnv: (raw) => formats[lowerCase(raw)] ?? raw,
+  };
+}
+
+/**
+ * Headers the proxy sets on upstream requests itself, or that frame the request: custom headers
+ * may not name them, so that none is replaced without a word — above all `authorization`, which
+ * carries the upstream token (`flagsApiToken`, one per environment).
+ */
+export const PROXY_SET_HEADERS = [
+  'authorization',
+  'user-agent',
+  'unleash-appname',
+  'unleash-instanceid',
+  'unleash-connection-id',
+  'unleash-sdk',
+  'unleash-client-spec',
+  'unleash-interval',
+  'if-none-match',
+  'accept-encoding',
+  'content-type',
+  'content-length',
+  'content-encoding',
+  'transfer-encoding',
+  'host',
+  'connection',
+  'keep-alive',
+  'te',
+  'trailer',
+  'upgrade',
+  'expect',
+] as const;
+
+/** The source of a regular expression that matches `word` in any letter case (JSON Schema patterns take no flags). */
+function anyCase(word: string): string {
+  return word.replace(/[a-z]/g, (letter) => `[${letter}${letter.toUpperCase()}]`);
+}
+
+/**
+ * An RFC 9110 field name (a token) that is not one the proxy sets, and a field value: visible
+ * characters with inner spaces or tabs, no line breaks.
+ */
+const HEADER_NAME = `^(?!(?:${PROXY_SET_HEADERS.map(anyCase).join('|')})$)[-!#$%&'*+.^_\`|~0-9A-Za-z]+$`;
+const HEADER_VALUE =
+  '^(?:[\\x21-\\x7e\\x80-\\xff](?:[\\t\\x20-\\x7e\\x80-\\xff]*[\\x21-\\x7e\\x80-\\xff])?)?$';
+
+/**
+ * `Name: value, Other:value` (Edge's `CUSTOM_CLIENT_HEADERS`: each entry split at its first colon,
+ * both sides trimmed). An entry without a name, or a name given twice, leaves the string for ajv
+ * to refuse.
+ */
+function headersFromEnv(raw: string): Record<string, string> | string {
+  const headers: Record<string, string> = {};
+  const seen = new Set<string>();
+  for (const entry of splitList(raw)) {
+    const colon = entry.indexOf(':');
+    const name = entry.slice(0, colon).trim();
+    if (colon < 1 || name === '' || seen.has(name.toLowerCase())) return raw;
+    seen.add(name.toLowerCase());
+    headers[name] = entry.slice(colon + 1).trim();
+  }
+  return headers;
+}
+
 /** `true`/`false` (any case; blank is `false`), else the addresses; a hop count is for code only. */
 function trustProxyFromEnv(raw: string): boolean | string[] {
   const word = lowerCase(raw);
@@ -61,28 +160,31 @@ function trustProxyFromEnv(raw: string): boolean | string[] {
 export const proxySchema = Type.Object(
   {
     flagsUrl: option(url(), {
-      env: ['FLAGS_URL'],
+      env: ['FLAGS_URL', upstreamRootVariable('UPSTREAM_URL')],
       required: true,
       doc: 'API URL of the upstream instance (e.g. `http://flags:4242/api`).',
     }),
     flagsApiToken: option(Type.Array(Type.String({ minLength: 1 }), { minItems: 1 }), {
-      env: ['FLAGS_API_TOKEN'],
+      env: ['FLAGS_API_TOKEN', 'TOKENS'],
       required: true,
       secret: true,
       doc: 'Comma-separated client tokens of the upstream, sent as `Authorization`: one environment is synced per token. Unleash-format tokens (`project:environment.secret`) name their environment; the first token’s environment serves plain client keys.',
     }),
     pretrustedTokens: option(list(), {
-      env: ['FLAGS_PRETRUSTED_TOKENS'],
+      env: ['FLAGS_PRETRUSTED_TOKENS', 'PRETRUSTED_TOKENS'],
       secret: true,
       doc: 'Comma-separated keys accepted without asking the upstream: Unleash-format frontend tokens, or `secret@environment` (a plain client key bound to an environment).',
     }),
     tokenRevalidationInterval: option(Type.Integer({ exclusiveMinimum: 0 }), {
-      env: ['FLAGS_TOKEN_REVALIDATION_INTERVAL'],
+      env: [
+        'FLAGS_TOKEN_REVALIDATION_INTERVAL',
+        secondsVariable('TOKEN_REVALIDATION_INTERVAL_SECONDS'),
+      ],
       default: 3_600_000,
       doc: 'How often tokens validated upstream (`/edge/validate`) are checked again, ms: a token revoked upstream stops working at the next check.',
     }),
     strictTokens: option(Type.Boolean(), {
-      env: ['FLAGS_STRICT_TOKENS'],
+      env: ['FLAGS_STRICT_TOKENS', 'STRICT'],
       default: false,
       doc: '`true`: only the environments of the startup tokens (`flagsApiToken`) are served; `false`: a valid client token of another environment starts syncing it.',
     }),
@@ -107,7 +209,7 @@ export const proxySchema = Type.Object(
       doc: 'Listening address (`start()` and the `flags-proxy` command).',
     }),
     proxyBasePath: option(Type.String(), {
-      env: ['PROXY_BASE_PATH'],
+      env: ['PROXY_BASE_PATH', 'BASE_PATH'],
       default: '',
       doc: 'Base path; `/proxy` is appended (`base/path` serves `/base/path/proxy`).',
     }),
@@ -121,12 +223,12 @@ export const proxySchema = Type.Object(
       doc: 'Instance id used upstream; generated from host name and process id when unset.',
     }),
     refreshInterval: option(Type.Integer({ exclusiveMinimum: 0 }), {
-      env: ['FLAGS_FETCH_INTERVAL'],
+      env: ['FLAGS_FETCH_INTERVAL', secondsVariable('FEATURES_REFRESH_INTERVAL_SECONDS')],
       default: 5000,
       doc: 'Upstream polling interval, ms (> 0).',
     }),
     metricsInterval: option(Type.Integer({ minimum: 0 }), {
-      env: ['FLAGS_METRICS_INTERVAL'],
+      env: ['FLAGS_METRICS_INTERVAL', secondsVariable('METRICS_INTERVAL_SECONDS')],
       default: 30000,
       doc: 'Usage metrics send interval, ms; `0` turns usage metrics off.',
     }),
@@ -136,10 +238,24 @@ export const proxySchema = Type.Object(
       doc: 'Random jitter added to the metrics interval, ms (≥ 0).',
     }),
     upstreamTimeoutMs: option(Type.Integer({ exclusiveMinimum: 0 }), {
-      env: ['FLAGS_UPSTREAM_TIMEOUT_MS'],
+      env: ['FLAGS_UPSTREAM_TIMEOUT_MS', secondsVariable('UPSTREAM_REQUEST_TIMEOUT')],
       default: 10000,
       doc: 'Timeout of each upstream request (connecting, headers and body), ms.',
     }),
+    customHeaders: option(
+      Type.Unsafe<Readonly<Record<string, string>>>({
+        type: 'object',
+        propertyNames: { pattern: HEADER_NAME },
+        additionalProperties: { type: 'string', pattern: HEADER_VALUE },
+        title: `comma-separated Name: value headers (in code an object), valid HTTP names and values, none of ${PROXY_SET_HEADERS.join(', ')}`,
+      }),
+      {
+        env: ['FLAGS_CUSTOM_HEADERS', 'CUSTOM_CLIENT_HEADERS'],
+        secret: true,
+        fromEnv: headersFromEnv,
+        doc: 'Extra headers sent on every upstream request (an API gateway’s key, say): `Name: value, Other: value`. Headers the proxy sets itself (`authorization` above all: the upstream token is `flagsApiToken`) are refused at start.',
+      },
+    ),
     environment: option(Type.String(), {
       env: ['FLAGS_ENVIRONMENT'],
       doc: 'Fixed `environment` of every evaluation context; callers cannot override it.',
@@ -168,7 +284,7 @@ export const proxySchema = Type.Object(
       doc: 'Custom pino-compatible logger (in-code only); `useJsonLogger` and `logLevel` then have no effect.',
     }),
     useJsonLogger: option(Type.Boolean(), {
-      env: ['JSON_LOGGER'],
+      env: ['JSON_LOGGER', logFormatVariable('LOG_FORMAT')],
       default: false,
       doc: '`true`: one JSON object per log line; `false`: readable lines.',
     }),
@@ -222,7 +338,7 @@ export const proxySchema = Type.Object(
       doc: 'Backup storage `{ get(key), set(key, value) }` (in-code only); wins over `redisUrl` and `backupDir`.',
     }),
     backupDir: option(Type.String(), {
-      env: ['BACKUP_DIR'],
+      env: ['BACKUP_DIR', 'BACKUP_FOLDER'],
       doc: 'Directory where every new upstream payload is saved (atomic rename) and read back at start when the upstream is down.',
     }),
     redisUrl: option(url(), {
@@ -240,9 +356,9 @@ export const proxySchema = Type.Object(
       doc: 'Serves the OpenAPI description and interactive UI under `/docs/openapi`.',
     }),
     enableAllEndpoint: option(Type.Boolean(), {
-      env: ['ENABLE_ALL_ENDPOINT'],
+      env: ['ENABLE_ALL_ENDPOINT', invertedVariable('DISABLE_ALL_ENDPOINT')],
       default: false,
-      doc: 'Serves `/proxy/all` (enabled and disabled toggles), and flags that are off over OFREP (else answered as not found).',
+      doc: 'Serves `/proxy/all` (enabled and disabled toggles), and flags that are off over OFREP (else answered as not found). Off unless enabled, where Unleash Edge serves its `/all` unless `DISABLE_ALL_ENDPOINT=true`.',
     }),
     maxBodyBytes: option(Type.Integer({ exclusiveMinimum: 0 }), {
       env: ['PROXY_MAX_BODY_BYTES'],
@@ -307,7 +423,7 @@ export const proxySchema = Type.Object(
     }),
     httpOptions: group({
       rejectUnauthorized: option(Type.Boolean(), {
-        env: ['HTTP_OPTIONS_REJECT_UNAUTHORIZED'],
+        env: ['HTTP_OPTIONS_REJECT_UNAUTHORIZED', invertedVariable('SKIP_SSL_VERIFICATION')],
         default: true,
         doc: 'Rejects upstream TLS certificates that do not verify.',
       }),
@@ -371,7 +487,7 @@ export const proxySchema = Type.Object(
       })),
       {
         description:
-          'an Unleash-format token (`project:environment.secret`) in flagsApiToken (FLAGS_API_TOKEN)',
+          'an Unleash-format token (`project:environment.secret`) in flagsApiToken (FLAGS_API_TOKEN or TOKENS)',
         type: 'object',
         required: ['flagsApiToken'],
         properties: {

@@ -39,7 +39,7 @@ const positive = (minimum = 1) => Type.Integer({ minimum });
 
 export const serverSchema = Type.Object({
   port: option(Type.Integer({ minimum: 0, maximum: 65535 }), {
-    env: ['SERVER_PORT', 'PORT'],
+    env: ['SERVER_PORT', { name: 'PORT', fallback: true }],
     default: 4242,
     fromEnv: number,
     doc: 'TCP port to listen on.',

@@ -1,0 +1,17 @@
+import { helpText } from '@flags/config';
+import { proxyConfig } from './config/options.js';
+import { DEFAULT_PROBE_TIMEOUT_MS, DEFAULT_PROBE_URL, PROBES } from './probe.js';
+
+/** `flags-proxy --help`: the probes, then every option from the option schema. */
+export function help(): string {
+  const probes = Object.entries(PROBES).map(([name, { path, passed }]) => ({
+    usage: `${name} [--url <base>] [--timeout <ms>]`,
+    doc: `Asks a running proxy whether it is ${passed}: exits 0 when GET <base>${path} answers 200 within the timeout, else 1, and prints one line (for container probes without curl; --url defaults to ${DEFAULT_PROBE_URL}, --timeout to ${DEFAULT_PROBE_TIMEOUT_MS} ms).`,
+  }));
+  return helpText(
+    'flags-proxy',
+    'evaluates feature flags for client-side apps, Unleash Proxy and Unleash Edge compatible.',
+    proxyConfig.options,
+    probes,
+  );
+}
