@@ -56,6 +56,8 @@ async function restartWithUpstreamDown(
   const third = await startProxy(changed, options);
   try {
     await waitFor(() => third.upstream.featureRequests().length > 0);
+    // Until then every request is 503 Not Ready, which is no list of toggles.
+    await third.proxy.poller.ready;
     await waitFor(
       async () =>
         names(await call(third, 'GET', '/proxy', { headers: withKey() })).join() ===

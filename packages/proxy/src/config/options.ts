@@ -211,7 +211,7 @@ export const proxySchema = Type.Object(
     proxyBasePath: option(Type.String(), {
       env: ['PROXY_BASE_PATH', 'BASE_PATH'],
       default: '',
-      doc: 'Base path; `/proxy` is appended (`base/path` serves `/base/path/proxy`).',
+      doc: 'Base path of every route (`base/path` serves `/base/path/proxy`, `/base/path/api/frontend`, `/base/path/internal-backstage/…`).',
     }),
     flagsAppName: option(Type.String(), {
       env: ['FLAGS_APP_NAME'],
