@@ -127,6 +127,8 @@ export async function createProxy(
         log,
       })
     : undefined;
+  // A client token revoked upstream stops feeding the environment it brought in.
+  validator?.onChange(() => environments.prune((token) => validator.known(token) !== 'invalid'));
   const revalidation =
     validator === undefined
       ? undefined

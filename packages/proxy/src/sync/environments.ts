@@ -87,6 +87,19 @@ export class Environment {
     return true;
   }
 
+  /**
+   * Stops syncing with `token` (revoked upstream); the environment keeps what it has. Returns
+   * whether any feed is left.
+   */
+  removeToken(token: string): boolean {
+    const index = this.feeds.findIndex(({ feed }) => feed.token === token);
+    if (index !== -1) {
+      this.feeds[index]?.poller.stop();
+      this.feeds.splice(index, 1);
+    }
+    return this.feeds.length > 0;
+  }
+
   start(): void {
     this.started = true;
     for (const { poller } of this.feeds) poller.start();
@@ -196,6 +209,22 @@ export class Environments {
       environment.start();
     }
     return environment;
+  }
+
+  /**
+   * Drops the feeds of tokens that are no longer valid (`stillValid`), and an environment that
+   * client tokens brought in once none of them is left, as Edge empties an environment no token
+   * covers any more. Startup environments stay (and their startup tokens are never validated, so
+   * never dropped): the operator configured them.
+   */
+  prune(stillValid: (token: string) => boolean): void {
+    for (const environment of this.byName.values()) {
+      for (const token of environment.tokens) {
+        if (stillValid(token) || environment.removeToken(token) || environment.startup) continue;
+        environment.stop();
+        this.byName.delete(environment.name);
+      }
+    }
   }
 
   start(): void {
