@@ -5,7 +5,7 @@ import { Ajv } from 'ajv';
 import type { FastifyInstance } from 'fastify';
 import { buildApp } from '../../src/app.js';
 import type { Database } from '../../src/db/database.js';
-import { ADMIN_TOKEN, admin, backends, DEV_TOKEN, testConfig } from '../helpers.js';
+import { ADMIN_TOKEN, admin, backends, createProject, DEV_TOKEN, testConfig } from '../helpers.js';
 
 const ajv = new Ajv({ strict: false });
 const isAnswer = ajv.compile(edgeValidatedTokensSchema);
@@ -27,13 +27,7 @@ for (const backend of backends) {
         logger: false,
         now: () => now,
       });
-      const project = await app.inject({
-        method: 'POST',
-        url: '/api/admin/projects',
-        headers: admin,
-        payload: { id: 'mobile' },
-      });
-      assert.equal(project.statusCode, 201, project.body);
+      await createProject(app, 'mobile');
     });
     after(async () => {
       await app.close();

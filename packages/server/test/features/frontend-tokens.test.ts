@@ -8,7 +8,7 @@ import type { Database } from '../../src/db/database.js';
 import { registerErrorHandling } from '../../src/errors.js';
 import { TokenStore } from '../../src/features/api-tokens/token-store.js';
 import { RevisionTracker } from '../../src/revision.js';
-import { ADMIN_TOKEN, admin, backends, DEV_TOKEN, startApp } from '../helpers.js';
+import { ADMIN_TOKEN, admin, backends, createProject, DEV_TOKEN, startApp } from '../helpers.js';
 
 const FRONTEND_TOKEN = 'default:development.test-frontend-secret';
 
@@ -41,13 +41,7 @@ for (const backend of backends) {
     before(async () => {
       ({ db, cleanup } = await backend.open());
       app = await startApp(db, { frontendTokens: [FRONTEND_TOKEN] });
-      const project = await app.inject({
-        method: 'POST',
-        url: '/api/admin/projects',
-        headers: admin,
-        payload: { id: 'mobile' },
-      });
-      assert.equal(project.statusCode, 201, project.body);
+      await createProject(app, 'mobile');
     });
     after(async () => {
       await app.close();
