@@ -19,7 +19,12 @@ const API_OF: Readonly<Record<TokenType, string>> = {
   frontend: 'the frontend API',
 };
 
-const withArticle = (word: string) => `${/^[aeiou]/.test(word) ? 'an' : 'a'} ${word}`;
+/** Each kind of token as the 403 answer names it. */
+const A_TOKEN_OF: Readonly<Record<TokenType, string>> = {
+  admin: 'an admin token',
+  client: 'a client token',
+  frontend: 'a frontend token',
+};
 
 /**
  * An `onRequest` hook admitting only tokens of `type`. Missing or unknown token → 401; a valid
@@ -37,7 +42,7 @@ export function tokenGuard(store: TokenStore, type: TokenType): TokenGuard {
     if (token.type !== type) {
       throw new ApiError(
         'FORBIDDEN',
-        `${withArticle(token.type).replace(/^a/, 'A')} token cannot be used on ${API_OF[type]}; use ${withArticle(type)} token.`,
+        `${A_TOKEN_OF[token.type].replace('a', 'A')} cannot be used on ${API_OF[type]}; use ${A_TOKEN_OF[type]}.`,
       );
     }
     request.apiToken = token;
