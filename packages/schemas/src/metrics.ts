@@ -52,7 +52,67 @@ export const usageReportSchema = {
   properties: { ...clientMetricsSchema.properties, bucket: metricsBucketSchema },
 } as const;
 
+/** The most entries of each list one `POST /api/client/metrics/bulk` may carry (more → 400). */
+export const MAX_BULK_METRICS = 10_000;
+export const MAX_BULK_APPLICATIONS = 1_000;
+
+/**
+ * One counted flag of a bulk report: an application's yes/no (and variant) counts for a flag in
+ * an environment, from `timestamp` on (Unleash Edge sends its bucket's start). Unleash's
+ * `clientMetricsEnvSchema`; SDK details such as `sdkVersion` may ride along and are ignored.
+ */
+export const bulkMetricSchema = {
+  type: 'object',
+  required: ['featureName', 'appName', 'environment', 'timestamp', 'yes', 'no'],
+  properties: {
+    featureName: { type: 'string', minLength: 1, maxLength: 255 },
+    appName: { type: 'string', minLength: 1, maxLength: 255 },
+    environment: { type: 'string', maxLength: 255 },
+    timestamp: instant,
+    yes: count,
+    no: count,
+    variants: { type: ['object', 'null'], additionalProperties: count },
+  },
+} as const;
+
+/**
+ * One application of a bulk report: an SDK instance that registered with the sender (Unleash's
+ * `bulkRegistrationSchema`, as Unleash Edge fills it: most fields may be null).
+ */
+export const bulkApplicationSchema = {
+  type: 'object',
+  required: ['appName'],
+  properties: {
+    ...sdkInstanceProperties,
+    environment: { type: ['string', 'null'], maxLength: 255 },
+    connectionId: { type: ['string', 'null'], maxLength: 255 },
+    projects: { type: ['array', 'null'], items: { type: 'string' }, maxItems: 1000 },
+    interval: { type: 'number', minimum: 0 },
+    started: instant,
+    strategies: { type: 'array', items: { type: 'string' }, maxItems: 1000 },
+    sdkType: { type: ['string', 'null'], maxLength: 32 },
+  },
+} as const;
+
+/**
+ * `POST /api/client/metrics/bulk`: what Unleash Edge sends upstream every minute, the usage and
+ * registrations it gathered for one environment. `impactMetrics` (and Edge's `seenTokens`) are
+ * accepted and not stored.
+ */
+export const bulkMetricsSchema = {
+  type: 'object',
+  required: ['applications', 'metrics'],
+  properties: {
+    applications: { type: 'array', items: bulkApplicationSchema, maxItems: MAX_BULK_APPLICATIONS },
+    metrics: { type: 'array', items: bulkMetricSchema, maxItems: MAX_BULK_METRICS },
+    impactMetrics: { type: ['array', 'null'] },
+  },
+} as const;
+
 export type ToggleMetrics = FromSchema<typeof toggleMetricsSchema>;
 export type MetricsBucket = FromSchema<typeof metricsBucketSchema>;
 export type ClientMetrics = FromSchema<typeof clientMetricsSchema>;
 export type UsageReport = FromSchema<typeof usageReportSchema>;
+export type BulkMetric = FromSchema<typeof bulkMetricSchema>;
+export type BulkApplication = FromSchema<typeof bulkApplicationSchema>;
+export type BulkMetrics = FromSchema<typeof bulkMetricsSchema>;
