@@ -166,9 +166,7 @@ export const bulkMetricSchema = {
     appName: sdkInstanceProperties.appName,
     environment: { type: 'string', maxLength: 255 },
     timestamp: instant,
-    yes: count,
-    no: count,
-    variants: { type: ['object', 'null'], additionalProperties: count },
+    ...toggleMetricsSchema.properties,
   },
 } as const;
 
