@@ -39,6 +39,7 @@ const OPERATIONS = [
   'get /api/client/features',
   'get /api/client/features/{name}',
   'post /api/client/metrics',
+  'post /api/client/metrics/bulk',
   'post /api/client/register',
   'get /proxy/client/features/{name}',
 ].sort();

@@ -1,5 +1,5 @@
 import type { FromSchema } from 'json-schema-to-ts';
-import { sdkInstanceProperties } from './register.js';
+import { clientRegisterSchema, sdkInstanceProperties } from './register.js';
 
 /** The largest count accepted for one flag in one bucket (a PostgreSQL `integer`). */
 export const MAX_METRIC_COUNT = 2_147_483_647;
@@ -29,6 +29,82 @@ export const metricsBucketSchema = {
   },
 } as const;
 
+/** Label values of one impact-metric sample (SDKs add `appName`, `environment`, `featureName`). */
+const impactLabels = {
+  type: ['object', 'null'],
+  maxProperties: 32,
+  additionalProperties: { type: 'string', maxLength: 255 },
+} as const;
+
+const impactName = { type: 'string', minLength: 1, maxLength: 255 } as const;
+const impactHelp = { type: 'string', maxLength: 1024 } as const;
+const impactCount = { type: 'integer', minimum: 0, maximum: Number.MAX_SAFE_INTEGER } as const;
+
+/** A counter's or gauge's value for one set of labels. */
+export const numericSampleSchema = {
+  type: 'object',
+  required: ['value'],
+  properties: { labels: impactLabels, value: { type: 'number' } },
+} as const;
+
+/** A histogram for one set of labels: cumulative counts per upper bound (`le`). */
+export const bucketSampleSchema = {
+  type: 'object',
+  required: ['count', 'sum', 'buckets'],
+  properties: {
+    labels: impactLabels,
+    count: impactCount,
+    sum: { type: 'number' },
+    buckets: {
+      type: 'array',
+      maxItems: 100,
+      items: {
+        type: 'object',
+        required: ['le', 'count'],
+        properties: {
+          le: { anyOf: [{ type: 'number' }, { const: '+Inf' }] },
+          count: impactCount,
+        },
+      },
+    },
+  },
+} as const;
+
+/**
+ * One impact metric (`impactMetrics` of an SDK's metrics report and of Edge's bulk body): a
+ * counter, gauge or histogram with its samples, as the SDKs' in-memory registry collects them.
+ */
+export const impactMetricSchema = {
+  anyOf: [
+    {
+      type: 'object',
+      required: ['name', 'type', 'samples'],
+      properties: {
+        name: impactName,
+        help: impactHelp,
+        type: { enum: ['counter', 'gauge'] },
+        samples: { type: 'array', maxItems: 1000, items: numericSampleSchema },
+      },
+    },
+    {
+      type: 'object',
+      required: ['name', 'type', 'samples'],
+      properties: {
+        name: impactName,
+        help: impactHelp,
+        type: { const: 'histogram' },
+        samples: { type: 'array', maxItems: 1000, items: bucketSampleSchema },
+      },
+    },
+  ],
+} as const;
+
+export const impactMetricsSchema = {
+  type: 'array',
+  maxItems: 1000,
+  items: impactMetricSchema,
+} as const;
+
 /**
  * `POST /api/client/metrics`: one SDK instance's usage counts for a time window.
  * Lenient about extra top-level fields (SDKs add platform details over time).
@@ -39,6 +115,7 @@ export const clientMetricsSchema = {
   properties: {
     ...sdkInstanceProperties,
     bucket: { ...metricsBucketSchema, type: ['object', 'null'] },
+    impactMetrics: impactMetricsSchema,
   },
 } as const;
 
@@ -69,15 +146,14 @@ export const bulkMetricSchema = {
     appName: { type: 'string', minLength: 1, maxLength: 255 },
     environment: { type: 'string', maxLength: 255 },
     timestamp: instant,
-    yes: count,
-    no: count,
-    variants: { type: ['object', 'null'], additionalProperties: count },
+    ...toggleMetricsSchema.properties,
   },
 } as const;
 
 /**
  * One application of a bulk report: an SDK instance that registered with the sender (Unleash's
- * `bulkRegistrationSchema`, as Unleash Edge fills it: most fields may be null).
+ * `bulkRegistrationSchema`, as Unleash Edge fills it: most fields may be null), with the relays
+ * (`connectVia`) it reached the upstream through.
  */
 export const bulkApplicationSchema = {
   type: 'object',
@@ -91,13 +167,25 @@ export const bulkApplicationSchema = {
     started: instant,
     strategies: { type: 'array', items: { type: 'string' }, maxItems: 1000 },
     sdkType: { type: ['string', 'null'], maxLength: 32 },
+    connectVia: {
+      type: 'array',
+      maxItems: 16,
+      items: {
+        type: 'object',
+        required: ['appName', 'instanceId'],
+        properties: {
+          appName: { type: 'string', maxLength: 255 },
+          instanceId: { type: 'string', maxLength: 255 },
+        },
+      },
+    },
   },
 } as const;
 
 /**
- * `POST /api/client/metrics/bulk`: what Unleash Edge sends upstream every minute, the usage and
- * registrations it gathered for one environment. `impactMetrics` (and Edge's `seenTokens`) are
- * accepted and not stored.
+ * `POST /api/client/metrics/bulk`: Unleash Edge's batched metrics, `{ applications, metrics,
+ * impactMetrics? }`, with a client token, for the token's environment (entries of other
+ * environments are skipped, as unleash-server skips them).
  */
 export const bulkMetricsSchema = {
   type: 'object',
@@ -105,7 +193,7 @@ export const bulkMetricsSchema = {
   properties: {
     applications: { type: 'array', items: bulkApplicationSchema, maxItems: MAX_BULK_APPLICATIONS },
     metrics: { type: 'array', items: bulkMetricSchema, maxItems: MAX_BULK_METRICS },
-    impactMetrics: { type: ['array', 'null'] },
+    impactMetrics: { ...impactMetricsSchema, type: ['array', 'null'] },
   },
 } as const;
 
@@ -113,6 +201,7 @@ export type ToggleMetrics = FromSchema<typeof toggleMetricsSchema>;
 export type MetricsBucket = FromSchema<typeof metricsBucketSchema>;
 export type ClientMetrics = FromSchema<typeof clientMetricsSchema>;
 export type UsageReport = FromSchema<typeof usageReportSchema>;
-export type BulkMetric = FromSchema<typeof bulkMetricSchema>;
+export type ImpactMetric = FromSchema<typeof impactMetricSchema>;
 export type BulkApplication = FromSchema<typeof bulkApplicationSchema>;
+export type BulkMetric = FromSchema<typeof bulkMetricSchema>;
 export type BulkMetrics = FromSchema<typeof bulkMetricsSchema>;

@@ -373,7 +373,7 @@ export const proxySchema = Type.Object(
     reportsPerMinute: option(Type.Integer({ minimum: 0 }), {
       env: ['PROXY_REPORT_RATE_LIMIT_PER_MINUTE'],
       default: 600,
-      doc: 'SDK registrations and usage reports (`POST /proxy/client/register`, `/proxy/client/metrics`, `/proxy/all/client/metrics`, together) accepted per client address and minute; more get 429. A browser sends about 2 a minute, so the default leaves room for ~300 browsers behind one address. `0` turns the limit off.',
+      doc: 'SDK registrations and usage reports (every `…/client/register`, `…/client/metrics` and `/api/client/metrics/bulk` route, together) accepted per client address and minute; more get 429. A browser sends about 2 a minute, so the default leaves room for ~300 browsers behind one address. `0` turns the limit off.',
     }),
     maxContextValueLength: option(Type.Integer({ exclusiveMinimum: 0 }), {
       env: ['PROXY_MAX_CONTEXT_VALUE_LENGTH'],

@@ -1,6 +1,7 @@
 import type { ClientFeatures } from '@flags/schemas';
 import { allProjects } from '../auth/unleash-token.js';
 import type { ProxyState } from '../state.js';
+import type { UsageAggregator } from '../usage/aggregator.js';
 import type { PayloadTarget, Poller } from './poller.js';
 
 /** One client token an environment syncs with, and what it last fetched. */
@@ -46,6 +47,11 @@ export class Environment {
     private readonly pollerFor: PollerFactory,
     /** Synced because a startup token names it (readiness waits for it). */
     readonly startup: boolean,
+    /**
+     * The environment's usage metrics: its snapshots' evaluations and the reports sent with its
+     * keys; `undefined` when usage metrics are off.
+     */
+    readonly usage?: UsageAggregator,
   ) {
     this.firstSync = new Promise((resolve) => {
       this.resolveFirstSync = resolve;
@@ -64,6 +70,7 @@ export class Environment {
     return (this.feeds[0] as { poller: Poller }).poller;
   }
 
+  /** Its client tokens, in the order they were added (the first one sends its usage metrics). */
   get tokens(): readonly string[] {
     return this.feeds.map(({ feed }) => feed.token);
   }
@@ -147,8 +154,13 @@ function merge(payloads: readonly ClientFeatures[]): ClientFeatures {
 }
 
 export interface EnvironmentsOptions {
-  /** A new, empty state for an environment. */
-  readonly stateFor: (environment: string) => ProxyState;
+  /**
+   * The usage metrics of a new environment, first synced with `token`; none: usage metrics are
+   * off.
+   */
+  readonly usageFor?: (environment: string, token: string) => UsageAggregator | undefined;
+  /** A new, empty state for an environment, counting into `usage`. */
+  readonly stateFor: (environment: string, usage: UsageAggregator | undefined) => ProxyState;
   readonly pollerFor: PollerFactory;
   /** Runs for every environment added after the start (dynamic), e.g. to load its backup. */
   readonly onAdded?: (environment: Environment) => void;
@@ -195,11 +207,13 @@ export class Environments {
     let environment = this.byName.get(name);
     const added = environment === undefined;
     if (environment === undefined) {
+      const usage = this.options.usageFor?.(name, token);
       environment = new Environment(
         name,
-        this.options.stateFor(name),
+        this.options.stateFor(name, usage),
         this.options.pollerFor,
         startup,
+        usage,
       );
       this.byName.set(name, environment);
     }
