@@ -15,7 +15,9 @@ import { limitPerAddress } from './http/rate-limit.js';
 import { AnswerWriter } from './http/serialize.js';
 import { isDebug } from './logger.js';
 import { type FetchClock, ProxyMetrics } from './prometheus.js';
+import { registerSyncMetrics } from './prometheus-sync.js';
 import { allRoutes } from './routes/all.js';
+import { backstageRoutes } from './routes/backstage.js';
 import { bulkMetricsRoutes } from './routes/bulk-metrics.js';
 import { clientFeaturesRoutes } from './routes/client-features.js';
 import { type EvaluationFlavour, frontendRoutes } from './routes/frontend.js';
@@ -87,6 +89,7 @@ export async function buildApp(config: ProxyConfig, deps: AppDeps): Promise<Fast
   );
   readJsonBodies(app, 'value');
   const metrics = new ProxyMetrics(environments.default.state, deps.clock ?? { lastCheckMs: 0 });
+  registerSyncMetrics(metrics.registry, { environments, validator: deps.validator });
   installDurationRecording(app, metrics);
   if (config.enableOAS) await registerOpenApi(app, config);
 
@@ -132,7 +135,25 @@ export async function buildApp(config: ProxyConfig, deps: AppDeps): Promise<Fast
     await app.register(allRoutes, { ...evaluation, ...mount, enabled: config.enableAllEndpoint });
   }
   await app.register(healthRoutes, { prefix });
-  await app.register(prometheusRoutes, { prefix, metrics });
+  await app.register(backstageRoutes, {
+    prefix,
+    environments,
+    validator: deps.validator,
+    tokens: config.enableTokensEndpoint,
+  });
+  // Unleash Proxy's path behind readiness, as it always was; Edge's answers from the start.
+  await app.register(prometheusRoutes, {
+    prefix,
+    metrics,
+    path: '/proxy/internal-backstage/prometheus',
+    beforeReady: false,
+  });
+  await app.register(prometheusRoutes, {
+    prefix,
+    metrics,
+    path: '/internal-backstage/metrics',
+    beforeReady: true,
+  });
   await app.register(clientFeaturesRoutes, {
     prefix,
     path: '/proxy/client/features',

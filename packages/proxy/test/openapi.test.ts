@@ -42,6 +42,10 @@ const OPERATIONS = [
   'post /api/client/metrics/bulk',
   'post /api/client/register',
   'get /proxy/client/features/{name}',
+  'get /internal-backstage/health',
+  'get /internal-backstage/ready',
+  'get /internal-backstage/tokens',
+  'get /internal-backstage/metrics',
 ].sort();
 
 describe('OpenAPI', () => {

@@ -1,5 +1,5 @@
 import type { FromSchema } from 'json-schema-to-ts';
-import { clientRegisterSchema, sdkInstanceProperties } from './register.js';
+import { sdkInstanceProperties } from './register.js';
 
 /** The largest count accepted for one flag in one bucket (a PostgreSQL `integer`). */
 export const MAX_METRIC_COUNT = 2_147_483_647;

@@ -27,6 +27,17 @@ class Feed implements PayloadTarget {
   }
 }
 
+/** What `/internal-backstage/tokens` shows of one feed: its token and how its sync goes. */
+export interface FeedStatus {
+  readonly token: string;
+  /** `undefined` until known (a `[]` token before validation). */
+  readonly projects: readonly string[] | undefined;
+  /** Epoch ms of the feed's last new payload (0: none yet). */
+  readonly lastUpdateMs: number;
+  /** Epoch ms of its poller's last successful upstream check, 200 or 304 (0: none yet). */
+  readonly lastCheckMs: number;
+}
+
 /** Makes the poller of one feed: the token to sync with, and where to put what it fetches. */
 export type PollerFactory = (token: string, target: PayloadTarget, environment: string) => Poller;
 
@@ -73,6 +84,16 @@ export class Environment {
   /** Its client tokens, in the order they were added (the first one sends its usage metrics). */
   get tokens(): readonly string[] {
     return this.feeds.map(({ feed }) => feed.token);
+  }
+
+  /** Every feed's token and sync times. */
+  feedStatuses(): FeedStatus[] {
+    return this.feeds.map(({ feed, poller }) => ({
+      token: feed.token,
+      projects: feed.projects,
+      lastUpdateMs: feed.lastUpdateMs,
+      lastCheckMs: poller.lastCheckMs,
+    }));
   }
 
   /** Epoch ms of the last successful upstream check of any feed (0: none yet). */
