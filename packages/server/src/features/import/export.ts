@@ -60,6 +60,8 @@ export async function exportFeatures(db: Database, selection: ExportQuery): Prom
     dependenciesByChild.set(row.child, list);
   }
 
+  const positions = positionsInFeature(strategies);
+
   return {
     features: features.map((row) => ({
       name: row.name,
@@ -70,13 +72,13 @@ export async function exportFeatures(db: Database, selection: ExportQuery): Prom
       impressionData: row.impression_data,
       archived: row.archived,
     })),
-    featureStrategies: strategies.map((row) => ({
+    featureStrategies: strategies.map((row, index) => ({
       id: row.id,
       name: row.strategy_name,
       featureName: row.feature_name,
       title: row.title,
       disabled: row.disabled,
-      sortOrder: row.sort_order,
+      sortOrder: positions[index]!,
       parameters: row.parameters,
       constraints: row.constraints,
       variants: row.variants,
@@ -115,4 +117,21 @@ export async function exportFeatures(db: Database, selection: ExportQuery): Prom
       dependencies: parents,
     })),
   };
+}
+
+/**
+ * Each strategy's `sortOrder` on export: its position among its feature's strategies (0..n-1;
+ * the rows come ordered by feature, then by the order the client API evaluates them). The stored
+ * `sort_order` may tie (imports without one, strategies added through the API); an importer that
+ * orders ties arbitrarily (unleash-server) would then change which strategy, and so which
+ * variant, wins (issue 18).
+ */
+function positionsInFeature(strategies: readonly { feature_name: string }[]): number[] {
+  let feature: string | undefined;
+  let position = 0;
+  return strategies.map((row) => {
+    position = row.feature_name === feature ? position + 1 : 0;
+    feature = row.feature_name;
+    return position;
+  });
 }
