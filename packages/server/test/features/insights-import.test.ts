@@ -105,3 +105,64 @@ for (const backend of backends) {
     });
   });
 }
+
+for (const backend of backends) {
+  describe(`insights right after an import on ${backend.name}`, () => {
+    let cleanup: () => Promise<void>;
+    let app: FastifyInstance;
+
+    before(async () => {
+      const opened = await backend.open();
+      cleanup = opened.cleanup;
+      app = await buildApp(testConfig(), { db: opened.db, logger: false });
+    });
+    after(async () => {
+      await app.close();
+      await cleanup();
+    });
+
+    it('counts the imported flags today without waiting for a snapshot', async () => {
+      // The server wrote today's snapshot when it started, with no flags; none runs after this.
+      const imported = await app.inject({
+        method: 'POST',
+        url: '/api/admin/features-batch/import',
+        headers: admin,
+        payload: {
+          project: 'default',
+          environment: 'development',
+          data: {
+            features: ['a', 'b', 'c'].map((name) => ({
+              name,
+              type: 'release',
+              project: 'default',
+            })),
+            featureStrategies: [],
+            featureEnvironments: [],
+            tagTypes: [],
+          },
+        },
+      });
+      assert.equal(imported.statusCode, 200, imported.body);
+      const response = await app.inject({ url: '/api/admin/insights', headers: admin });
+      assert.equal(response.statusCode, 200);
+      const body = response.json();
+      const today = endOfDay(utcDay(new Date()));
+      assert.deepEqual(body.flagTrends.at(-1), {
+        date: today,
+        total: 3,
+        active: 3,
+        stale: 0,
+        potentiallyStale: 0,
+      });
+      assert.deepEqual(
+        body.projectFlagTrends.map((row: { project: string; date: string; total: number }) => [
+          row.project,
+          row.date,
+          row.total,
+        ]),
+        [['default', today, 3]],
+      );
+      assert.equal(body.flagTrends.length, 1);
+    });
+  });
+}

@@ -5,7 +5,7 @@ import type {
   ProjectFlagTrend,
 } from '@flags/schemas';
 import type { Queryable } from '../../db/database.js';
-import { endOfDay, isoWeek, utcDay, weekStart } from './calendar.js';
+import { addDays, endOfDay, isoWeek, utcDay, weekStart } from './calendar.js';
 
 const DAY_MS = 86_400_000;
 
@@ -66,60 +66,113 @@ async function timeToProduction(tx: Queryable, now: Date): Promise<Map<string, n
   return means;
 }
 
+/** One day's insights rows, as the snapshot tables hold them. */
+interface DayRows {
+  users: { total: number; active: number };
+  flags: (ProjectFlags & { health: number; ttp: number | null })[];
+  metrics: {
+    project: string;
+    total_yes: number;
+    total_no: number;
+    total_apps: number;
+    total_flags: number;
+    total_environments: number;
+  }[];
+  environments: { environment_type: string; total_updates: number }[];
+}
+
+/**
+ * The insights rows of the UTC day of `now`, from current data. Per-day state: users and flags.
+ * Week-to-date sums (Monday 00:00 UTC up to `now`): client metrics and configuration updates.
+ */
+async function computeDay(db: Queryable, now: Date): Promise<DayRows> {
+  const monday = weekStart(now);
+  const [[users], flags, ttp, metrics, environments] = await Promise.all([
+    db.query<{ total: number; active: number }>(
+      `SELECT count(*)::int AS total,
+              count(*) FILTER (WHERE seen_at > $1::timestamptz - make_interval(days => $2)
+                                 AND seen_at <= $1)::int AS active
+         FROM users
+        WHERE NOT is_service AND created_at <= $1 AND (deleted_at IS NULL OR deleted_at > $1)`,
+      [now, ACTIVE_USER_DAYS],
+    ),
+    db.query<ProjectFlags>(
+      `WITH flags AS (
+         SELECT p.id AS project,
+                count(f.name)::int AS total,
+                count(f.name) FILTER (WHERE f.stale)::int AS stale,
+                count(f.name) FILTER (
+                  WHERE NOT f.stale AND t.lifetime_days IS NOT NULL
+                    AND f.created_at + make_interval(days => t.lifetime_days) < $1)::int AS potentially_stale
+           FROM projects p
+           LEFT JOIN features f ON f.project = p.id AND f.created_at <= $1
+                               AND (f.archived_at IS NULL OR f.archived_at > $1)
+           LEFT JOIN feature_types t ON t.id = f.type
+          GROUP BY p.id
+       ), access AS (
+         SELECT p.id AS project, count(DISTINCT u.id)::int AS users
+           FROM projects p
+           LEFT JOIN role_user ru ON ru.project = p.id OR (ru.project IS NULL AND ru.role_id IN (
+                  SELECT id FROM roles WHERE type = 'root' AND name = 'Admin'))
+           LEFT JOIN users u ON u.id = ru.user_id AND NOT u.is_service AND u.created_at <= $1
+                            AND (u.deleted_at IS NULL OR u.deleted_at > $1)
+          GROUP BY p.id
+       )
+       SELECT flags.*, access.users FROM flags JOIN access USING (project) ORDER BY project`,
+      [now],
+    ),
+    timeToProduction(db, now),
+    // Week-to-date client metrics of each project's flags, from the hourly buckets.
+    db.query<DayRows['metrics'][number]>(
+      `SELECT p.id AS project, COALESCE(sum(m.yes), 0)::float8 AS total_yes,
+              COALESCE(sum(m.no), 0)::float8 AS total_no,
+              count(DISTINCT m.app_name)::int AS total_apps,
+              count(DISTINCT m.feature_name)::int AS total_flags,
+              count(DISTINCT m.environment)::int AS total_environments
+         FROM projects p
+         LEFT JOIN features f ON f.project = p.id
+         LEFT JOIN client_metrics m ON m.feature_name = f.name AND m.hour >= $2 AND m.hour <= $1
+        GROUP BY p.id ORDER BY p.id`,
+      [now, monday],
+    ),
+    // Week-to-date configuration updates: every event recorded against an environment.
+    db.query<DayRows['environments'][number]>(
+      `SELECT env.type AS environment_type, count(e.id)::int AS total_updates
+         FROM environments env
+         LEFT JOIN events e ON e.environment = env.name AND e.created_at >= $2 AND e.created_at <= $1
+        GROUP BY env.type ORDER BY env.type`,
+      [now, monday],
+    ),
+  ]);
+  return {
+    users: users!,
+    flags: flags.map((row) => ({
+      ...row,
+      health: health(row.total, row.stale, row.potentially_stale),
+      ttp: ttp.get(row.project) ?? null,
+    })),
+    metrics,
+    environments,
+  };
+}
+
 /**
  * Writes the snapshot rows of the UTC day of `now` (replacing that day's earlier rows, so running
- * it again the same day changes nothing unless the data changed). Per-day state: users and
- * flags. Week-to-date sums (Monday 00:00 UTC up to `now`): client metrics and configuration updates.
+ * it again the same day changes nothing unless the data changed).
  */
 export async function captureSnapshot(tx: Queryable, now: Date): Promise<void> {
   const day = utcDay(now);
-  const monday = weekStart(now);
-
-  const [users] = await tx.query<{ total: number; active: number }>(
-    `SELECT count(*)::int AS total,
-            count(*) FILTER (WHERE seen_at > $1::timestamptz - make_interval(days => $2)
-                               AND seen_at <= $1)::int AS active
-       FROM users
-      WHERE NOT is_service AND created_at <= $1 AND (deleted_at IS NULL OR deleted_at > $1)`,
-    [now, ACTIVE_USER_DAYS],
-  );
+  const rows = await computeDay(tx, now);
   await tx.query(
     `INSERT INTO insights_user_trends (day, total, active, captured_at) VALUES ($1, $2, $3, $4)
      ON CONFLICT (day) DO UPDATE
        SET total = EXCLUDED.total, active = EXCLUDED.active, captured_at = EXCLUDED.captured_at`,
-    [day, users!.total, users!.active, now],
+    [day, rows.users.total, rows.users.active, now],
   );
-
-  const flags = await tx.query<ProjectFlags>(
-    `WITH flags AS (
-       SELECT p.id AS project,
-              count(f.name)::int AS total,
-              count(f.name) FILTER (WHERE f.stale)::int AS stale,
-              count(f.name) FILTER (
-                WHERE NOT f.stale AND t.lifetime_days IS NOT NULL
-                  AND f.created_at + make_interval(days => t.lifetime_days) < $1)::int AS potentially_stale
-         FROM projects p
-         LEFT JOIN features f ON f.project = p.id AND f.created_at <= $1
-                             AND (f.archived_at IS NULL OR f.archived_at > $1)
-         LEFT JOIN feature_types t ON t.id = f.type
-        GROUP BY p.id
-     ), access AS (
-       SELECT p.id AS project, count(DISTINCT u.id)::int AS users
-         FROM projects p
-         LEFT JOIN role_user ru ON ru.project = p.id OR (ru.project IS NULL AND ru.role_id IN (
-                SELECT id FROM roles WHERE type = 'root' AND name = 'Admin'))
-         LEFT JOIN users u ON u.id = ru.user_id AND NOT u.is_service AND u.created_at <= $1
-                          AND (u.deleted_at IS NULL OR u.deleted_at > $1)
-        GROUP BY p.id
-     )
-     SELECT flags.*, access.users FROM flags JOIN access USING (project) ORDER BY project`,
-    [now],
-  );
-  const ttp = await timeToProduction(tx, now);
   await tx.query(
     `DELETE FROM insights_flag_trends
       WHERE day = $1 AND project NOT IN (SELECT jsonb_array_elements_text($2::jsonb))`,
-    [day, JSON.stringify(flags.map((row) => row.project))],
+    [day, JSON.stringify(rows.flags.map((row) => row.project))],
   );
   await tx.query(
     `INSERT INTO insights_flag_trends
@@ -132,57 +185,38 @@ export async function captureSnapshot(tx: Queryable, now: Date): Promise<void> {
            potentially_stale = EXCLUDED.potentially_stale, health = EXCLUDED.health,
            time_to_production = EXCLUDED.time_to_production, users = EXCLUDED.users,
            captured_at = EXCLUDED.captured_at`,
-    [
-      day,
-      JSON.stringify(
-        flags.map((row) => ({
-          ...row,
-          health: health(row.total, row.stale, row.potentially_stale),
-          ttp: ttp.get(row.project) ?? null,
-        })),
-      ),
-      now,
-    ],
+    [day, JSON.stringify(rows.flags), now],
   );
-
-  // Week-to-date client metrics of each project's flags, from the hourly buckets.
   await tx.query(
     `DELETE FROM insights_metrics_trends
-      WHERE day = $1 AND project NOT IN (SELECT id FROM projects)`,
-    [day],
+      WHERE day = $1 AND project NOT IN (SELECT jsonb_array_elements_text($2::jsonb))`,
+    [day, JSON.stringify(rows.metrics.map((row) => row.project))],
   );
   await tx.query(
     `INSERT INTO insights_metrics_trends
        (day, project, total_yes, total_no, total_apps, total_flags, total_environments, captured_at)
-     SELECT $1, p.id, COALESCE(sum(m.yes), 0), COALESCE(sum(m.no), 0),
-            count(DISTINCT m.app_name), count(DISTINCT m.feature_name),
-            count(DISTINCT m.environment), $2
-       FROM projects p
-       LEFT JOIN features f ON f.project = p.id
-       LEFT JOIN client_metrics m ON m.feature_name = f.name AND m.hour >= $3 AND m.hour <= $2
-      GROUP BY p.id
+     SELECT $1, x.project, x.total_yes, x.total_no, x.total_apps, x.total_flags,
+            x.total_environments, $3
+       FROM jsonb_to_recordset($2::jsonb) AS x(project text, total_yes bigint,
+              total_no bigint, total_apps int, total_flags int, total_environments int)
      ON CONFLICT (day, project) DO UPDATE
        SET total_yes = EXCLUDED.total_yes, total_no = EXCLUDED.total_no,
            total_apps = EXCLUDED.total_apps, total_flags = EXCLUDED.total_flags,
            total_environments = EXCLUDED.total_environments, captured_at = EXCLUDED.captured_at`,
-    [day, now, monday],
+    [day, JSON.stringify(rows.metrics), now],
   );
-
-  // Week-to-date configuration updates: every event recorded against an environment.
   await tx.query(
     `DELETE FROM insights_environment_trends
-      WHERE day = $1 AND environment_type NOT IN (SELECT type FROM environments)`,
-    [day],
+      WHERE day = $1 AND environment_type NOT IN (SELECT jsonb_array_elements_text($2::jsonb))`,
+    [day, JSON.stringify(rows.environments.map((row) => row.environment_type))],
   );
   await tx.query(
     `INSERT INTO insights_environment_trends (day, environment_type, total_updates, captured_at)
-     SELECT $1, env.type, count(e.id), $2
-       FROM environments env
-       LEFT JOIN events e ON e.environment = env.name AND e.created_at >= $3 AND e.created_at <= $2
-      GROUP BY env.type
+     SELECT $1, x.environment_type, x.total_updates, $3
+       FROM jsonb_to_recordset($2::jsonb) AS x(environment_type text, total_updates int)
      ON CONFLICT (day, environment_type) DO UPDATE
        SET total_updates = EXCLUDED.total_updates, captured_at = EXCLUDED.captured_at`,
-    [day, now, monday],
+    [day, JSON.stringify(rows.environments), now],
   );
 }
 
@@ -201,15 +235,20 @@ function latestPerWeek<T extends { week: string }>(rows: T[], key: (row: T) => s
 /**
  * The insights of the days `from`..`to` (inclusive, `yyyy-MM-dd`): daily series for users and
  * flags; weekly series (ISO week of the capture day) for the rest, each from the latest capture
- * of that week within the range.
+ * of that week within the range. Past days come from the snapshots; today (the UTC day of `now`),
+ * when in the range, is computed from current data, so a change shows at once instead of at the
+ * next hourly snapshot (issue 18).
  */
 export async function readInsights(
   db: Queryable,
   from: string,
   to: string,
+  now: Date,
 ): Promise<InstanceInsights> {
-  const range = [from, to];
-  const [users, flagDays, projects, metrics, environments] = await Promise.all([
+  const today = utcDay(now);
+  const live = from <= today && today <= to;
+  const range = [from, live ? addDays(today, -1) : to];
+  const [users, flagDays, projects, metrics, environments, todayRows] = await Promise.all([
     db.query<{ day: string; total: number; active: number }>(
       `SELECT to_char(day, 'YYYY-MM-DD') AS day, total, active FROM insights_user_trends
         WHERE day BETWEEN $1 AND $2 ORDER BY day`,
@@ -256,7 +295,24 @@ export async function readInsights(
         ORDER BY day, environment_type`,
       range,
     ),
+    live ? computeDay(db, now) : undefined,
   ]);
+  if (todayRows) {
+    users.push({ day: today, ...todayRows.users });
+    const sum = (key: 'total' | 'stale' | 'potentially_stale') =>
+      todayRows.flags.reduce((total, row) => total + row[key], 0);
+    flagDays.push({
+      day: today,
+      total: sum('total'),
+      stale: sum('stale'),
+      potentially_stale: sum('potentially_stale'),
+    });
+    for (const row of todayRows.flags) {
+      projects.push({ day: today, ...row, time_to_production: row.ttp });
+    }
+    for (const row of todayRows.metrics) metrics.push({ day: today, ...row });
+    for (const row of todayRows.environments) environments.push({ day: today, ...row });
+  }
 
   const projectFlagTrends = latestPerWeek(
     projects.map(

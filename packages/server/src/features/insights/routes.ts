@@ -50,8 +50,9 @@ export async function insightsRoutes(
       },
     },
     async function adminGetInsights(request) {
+      const at = now();
       const from = day('from', request.query.from);
-      const to = day('to', request.query.to) ?? utcDay(now());
+      const to = day('to', request.query.to) ?? utcDay(at);
       const start = from ?? addDays(to, -DEFAULT_RANGE_DAYS);
       if (start > to) {
         throw new ApiError(
@@ -59,7 +60,7 @@ export async function insightsRoutes(
           `Request validation failed: "from" (${start}) is after "to" (${to}).`,
         );
       }
-      return readInsights(db, start, to);
+      return readInsights(db, start, to, at);
     },
   );
 }
