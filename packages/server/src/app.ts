@@ -9,6 +9,7 @@ import Fastify, {
 import { tokenGuards } from './auth/token-guard.js';
 import { refuseWhileClosing } from './closing.js';
 import type { ServerConfig } from './config/options.js';
+import { DatabaseAvailability, isDatabaseUnreachable, watchedDatabase } from './db/availability.js';
 import type { Database } from './db/database.js';
 import { migrate } from './db/migrate.js';
 import { registerErrorHandling } from './errors.js';
@@ -27,6 +28,7 @@ import { dashboardRoutes } from './features/insights/dashboard/routes.js';
 import { insightsRoutes } from './features/insights/routes.js';
 import { clientDataRetention } from './features/metrics/retention-job.js';
 import { clientMetricsRoutes } from './features/metrics/routes.js';
+import { UsageBuffer } from './features/metrics/usage-buffer.js';
 import { projectRoutes } from './features/projects/routes.js';
 import { segmentRoutes } from './features/segments/routes.js';
 import { signupTokenRoutes } from './features/signup-tokens/routes.js';
@@ -34,13 +36,17 @@ import { strategyRoutes } from './features/strategies/routes.js';
 import { PasswordHasher } from './features/users/password.js';
 import { userRoutes } from './features/users/routes.js';
 import { noSniff } from './no-sniff.js';
+import { healthRoutes } from './readiness.js';
 import { redactingChildLogger } from './request-log.js';
 import { RevisionTracker } from './revision.js';
 
 const { version } = createRequire(import.meta.url)('../package.json') as { version: string };
 
 export interface AppDeps {
-  /** The storage; the caller opens and closes it. */
+  /**
+   * The storage; the caller opens and closes it. On PostgreSQL it may be unreachable at build
+   * time: the app is then built not ready (`/ready` 503) and loads once the database answers.
+   */
   db: Database;
   /** A pino logger instance, or `false` for none. Default: Fastify's pino at `config.logLevel`. */
   logger?: FastifyBaseLogger | false;
@@ -64,7 +70,6 @@ export function loggerOptions(config: ServerConfig): FastifyServerOptions['logge
  * route. Never listens (see `main.ts`).
  */
 export async function buildApp(config: ServerConfig, deps: AppDeps): Promise<FastifyInstance> {
-  const { db } = deps;
   const now = deps.now ?? (() => new Date());
   const app = Fastify({
     ...(deps.logger === undefined
@@ -92,23 +97,47 @@ export async function buildApp(config: ServerConfig, deps: AppDeps): Promise<Fas
   noSniff(app);
   refuseWhileClosing(app);
 
-  const applied = await migrate(db);
-  if (applied.length > 0) app.log.info({ migrations: applied }, 'database migrated');
-
+  const availability = new DatabaseAvailability(deps.db, app.log, config.databaseRetryMs);
+  app.addHook('onClose', async () => availability.stop());
+  const db = watchedDatabase(deps.db, availability);
   const revisions = new RevisionTracker(db, config.revisionCheckMs);
   const tokens = new TokenStore(db, revisions, now);
-  await applyConfiguredTokens(config, db, tokens, app.log);
+  const usage = new UsageBuffer(db, availability, config.metricsBufferMaxReports, app.log);
+  healthRoutes(app, availability, usage);
+
+  // The first load: schema, configured tokens, the token set in memory.
+  const load = async () => {
+    const applied = await migrate(db);
+    if (applied.length > 0) app.log.info({ migrations: applied }, 'database migrated');
+    await applyConfiguredTokens(config, db, tokens, app.log);
+    await tokens.lookupAll([]);
+    availability.markLoaded();
+  };
+  try {
+    await load();
+  } catch (error) {
+    if (!isDatabaseUnreachable(error)) throw error;
+    // Logged by `availability`, which probes every `databaseRetryMs` and calls this when it answers.
+    availability.onRecovered(() => {
+      if (availability.ready) return;
+      load().then(
+        () => app.log.info('database loaded: ready'),
+        (loadError: unknown) => {
+          if (!isDatabaseUnreachable(loadError)) {
+            app.log.error({ err: loadError }, 'loading from the database failed: not ready');
+          }
+        },
+      );
+    });
+  }
 
   // Each API admits its own kind of token only (`guards.frontend` guards the frontend API).
   const guards = tokenGuards(tokens);
   const adminOnly = guards.admin;
   const clientOnly = guards.client;
 
-  app.get('/health', async function healthGet() {
-    return { health: 'GOOD' };
-  });
   clientFeaturesRoutes(app, new ClientFeaturesCache(db, revisions), clientOnly);
-  clientMetricsRoutes(app, db, clientOnly, version);
+  clientMetricsRoutes(app, db, clientOnly, version, usage);
   clientDataRetention(app, db, { now, settings: config });
   apiTokenRoutes(app, db, tokens, adminOnly);
   featuresBatchRoutes(

@@ -1,5 +1,6 @@
 import type { ErrorBody } from '@flags/schemas';
 import type { FastifyError, FastifyInstance } from 'fastify';
+import { isDatabaseUnreachable } from './db/availability.js';
 
 /**
  * The one catalogue of errors flags-server answers with. Routes throw `new ApiError(code, …)`;
@@ -70,6 +71,18 @@ export const errorCatalogue = {
     name: 'ServiceUnavailableError',
     message: 'Too many password operations at once; retry in a few seconds.',
   },
+  DATABASE_UNAVAILABLE: {
+    status: 503,
+    name: 'ServiceUnavailableError',
+    message:
+      'The database is unreachable; nothing was changed. Retry when it is back (the client API keeps serving the last configuration).',
+  },
+  NOT_READY: {
+    status: 503,
+    name: 'ServiceUnavailableError',
+    message:
+      'flags-server has not loaded its configuration from the database yet; it keeps retrying.',
+  },
   SHUTTING_DOWN: {
     status: 503,
     name: 'ServiceUnavailableError',
@@ -105,6 +118,7 @@ export function errorBody(error: ApiError): ErrorBody {
 
 /** Maps Fastify's own errors (validation, body parsing, limits) into the catalogue. */
 function fromFastifyError(error: FastifyError): ApiError | undefined {
+  if (isDatabaseUnreachable(error)) return new ApiError('DATABASE_UNAVAILABLE');
   if (error.validation) {
     const details = error.validation.map((issue) => {
       const where = issue.instancePath

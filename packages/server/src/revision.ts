@@ -1,3 +1,4 @@
+import { isDatabaseUnreachable } from './db/availability.js';
 import type { Database, Queryable } from './db/database.js';
 
 export interface Revisions {
@@ -21,9 +22,13 @@ export async function bumpTokenRevision(tx: Queryable): Promise<void> {
  * PostgreSQL, so the single-row `revision` table is re-read when the cached value is older than
  * `ttlMs` (one cheap primary-key SELECT per `ttlMs`, shared by all requests in flight). Writes made
  * by this process call `invalidate()` after commit, so they are visible to its next request at once.
+ * While the database is unreachable the last revisions read stay current, so the caches built
+ * for them keep answering.
  */
 export class RevisionTracker {
   private cached: Revisions | undefined;
+  /** The last revisions read, kept through `invalidate()`: the answer while the database is unreachable. */
+  private lastKnown: Revisions | undefined;
   private readAt = 0;
   private pending: Promise<Revisions> | undefined;
   private generation = 0;
@@ -60,7 +65,16 @@ export class RevisionTracker {
         this.cached = revisions;
         this.readAt = startedAt;
       }
+      this.lastKnown = revisions;
       return revisions;
+    } catch (error) {
+      // Database unreachable: what was loaded stays current (issue 18), checked again after `ttlMs`.
+      if (!this.lastKnown || !isDatabaseUnreachable(error)) throw error;
+      if (generation === this.generation) {
+        this.cached = this.lastKnown;
+        this.readAt = startedAt;
+      }
+      return this.lastKnown;
     } finally {
       if (generation === this.generation) this.pending = undefined;
     }

@@ -44,6 +44,11 @@ function resolve(options: Options, overrides: ServerOptions) {
     clientInstanceRetentionDays: options.clientInstanceRetentionDays,
     /** Hourly client-metrics buckets older than this many days are deleted. */
     clientMetricsRetentionDays: options.clientMetricsRetentionDays,
+    /** While the database is unreachable, how often it is tried again. */
+    databaseRetryMs: options.databaseRetryMs,
+    databaseConnectTimeoutMs: options.databaseConnectTimeoutMs,
+    /** Usage reports held in memory while the database is unreachable. */
+    metricsBufferMaxReports: options.metricsBufferMaxReports,
   });
 }
 

@@ -164,6 +164,24 @@ export const serverSchema = Type.Object({
     fromEnv: number,
     doc: 'Hourly client-metrics buckets (yes/no and variant counts) older than this many days are deleted (checked hourly, in batches); at least 7, as the insights snapshot sums the current week from them.',
   }),
+  databaseRetryMs: option(positive(), {
+    env: ['DATABASE_RETRY_MS'],
+    default: 1000,
+    fromEnv: number,
+    doc: 'While PostgreSQL is unreachable (at start or later), how often the server tries it again.',
+  }),
+  databaseConnectTimeoutMs: option(positive(), {
+    env: ['DATABASE_CONNECT_TIMEOUT_MS'],
+    default: 5000,
+    fromEnv: number,
+    doc: 'How long opening a PostgreSQL connection may take before the request that needs it fails (the client API then answers from memory).',
+  }),
+  metricsBufferMaxReports: option(Type.Integer({ minimum: 0 }), {
+    env: ['METRICS_BUFFER_MAX_REPORTS'],
+    default: 10000,
+    fromEnv: number,
+    doc: 'Usage reports (`/api/client/metrics`, `/bulk`) held in memory while the database is unreachable and written when it returns; beyond this many the answer is 503 and SDKs keep their counts.',
+  }),
 });
 
 export const serverConfig = configSchema(serverSchema);

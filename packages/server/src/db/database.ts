@@ -24,6 +24,8 @@ export interface PostgresOptions {
   /** Schema used as `search_path` (tests isolate themselves this way). */
   schema?: string;
   maxConnections?: number;
+  /** How long a new connection may take before the query fails (default 5 s). */
+  connectTimeoutMs?: number;
 }
 
 // pg returns int8 and numeric as strings; every count the server reads is cast to int in SQL.
@@ -31,6 +33,8 @@ export function openPostgres(url: string, options: PostgresOptions = {}): Databa
   const pool = new pg.Pool({
     connectionString: url,
     max: options.maxConnections ?? 10,
+    // pg waits for ever by default: a database behind a dead network path would stall requests.
+    connectionTimeoutMillis: options.connectTimeoutMs ?? 5000,
     ...(options.schema ? { options: `-c search_path=${options.schema}` } : {}),
   });
   // An idle client losing its connection must not crash the process; the next query reconnects.
@@ -66,6 +70,10 @@ export function openPostgres(url: string, options: PostgresOptions = {}): Databa
     exec: base.exec,
     async transaction(fn) {
       const client = await pool.connect();
+      // A checked-out client has no pool listener: a connection lost mid-transaction (the
+      // query in flight rejects with it) must not become an uncaught 'error' event.
+      const ignore = () => {};
+      client.on('error', ignore);
       try {
         await client.query('BEGIN');
         const result = await fn(serial(client));
@@ -75,6 +83,7 @@ export function openPostgres(url: string, options: PostgresOptions = {}): Databa
         await client.query('ROLLBACK').catch(() => {});
         throw error;
       } finally {
+        client.off('error', ignore);
         client.release();
       }
     },

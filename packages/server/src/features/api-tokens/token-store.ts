@@ -2,6 +2,7 @@ import { randomBytes } from 'node:crypto';
 import type { ApiTokenType } from '@flags/schemas';
 import { hashSecret, idFromKey } from '../../auth/secrets.js';
 import { maskToken } from '../../config/load.js';
+import { isDatabaseUnreachable } from '../../db/availability.js';
 import type { Database, Queryable } from '../../db/database.js';
 import { bumpTokenRevision, type RevisionTracker } from '../../revision.js';
 
@@ -102,7 +103,13 @@ export class TokenStore {
 
   private async fresh(): Promise<void> {
     const revisions = await this.revisions.current();
-    if (revisions.tokens !== this.loadedRevision) await this.reload(revisions.tokens);
+    if (revisions.tokens === this.loadedRevision) return;
+    try {
+      await this.reload(revisions.tokens);
+    } catch (error) {
+      // Database unreachable: the last token set loaded keeps answering (issue 18).
+      if (this.loadedRevision < 0 || !isDatabaseUnreachable(error)) throw error;
+    }
   }
 
   private find(secret: string): ApiToken | undefined {

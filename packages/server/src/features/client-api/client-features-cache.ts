@@ -2,6 +2,7 @@ import { createHash } from 'node:crypto';
 import { promisify } from 'node:util';
 import { gzip as gzipCallback } from 'node:zlib';
 import type { ClientFeature } from '@flags/schemas';
+import { isDatabaseUnreachable } from '../../db/availability.js';
 import type { Database } from '../../db/database.js';
 import type { RevisionTracker } from '../../revision.js';
 import { type FeatureQuery, readClientConfiguration } from './client-features-store.js';
@@ -61,7 +62,13 @@ export class ClientFeaturesCache {
     const flight = `${revision}\n${key}`;
     const inFlight = this.building.get(flight);
     if (inFlight) return inFlight;
-    const build = this.build(key, query, revision).finally(() => this.building.delete(flight));
+    const build = this.build(key, query, revision)
+      .catch((error: unknown) => {
+        // Database unreachable: the last body built for this query, with its ETag (issue 18).
+        if (entry && isDatabaseUnreachable(error)) return entry;
+        throw error;
+      })
+      .finally(() => this.building.delete(flight));
     this.building.set(flight, build);
     return build;
   }

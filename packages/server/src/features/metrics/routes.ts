@@ -4,8 +4,9 @@ import type { FastifyInstance } from 'fastify';
 import type { TokenGuard } from '../../auth/token-guard.js';
 import type { Database } from '../../db/database.js';
 import { ApiError } from '../../errors.js';
-import { countsOfBulk, countsOfReport, recordCounts, recordInstances } from './metrics-store.js';
+import { countsOfBulk, countsOfReport, recordInstances } from './metrics-store.js';
 import { headerValue, sdkInstance } from './sdk-instance.js';
+import type { UsageBuffer } from './usage-buffer.js';
 
 /** `/api/client/metrics/edge` takes any JSON object: Edge's instance data, which is not stored. */
 const edgeInstanceDataSchema = { type: 'object' } as const;
@@ -15,6 +16,7 @@ export function clientMetricsRoutes(
   db: Database,
   guard: TokenGuard,
   version: string,
+  usage: UsageBuffer,
 ): void {
   const typed = app.withTypeProvider<JsonSchemaToTsProvider>();
 
@@ -39,10 +41,7 @@ export function clientMetricsRoutes(
         throw new ApiError('BAD_DATA', 'bucket.start and bucket.stop must be valid dates.');
       }
       const instance = sdkInstance(request.body, request.headers);
-      await db.transaction(async (tx) => {
-        await recordCounts(tx, environment, counts);
-        await recordInstances(tx, environment, [instance], request.ip);
-      });
+      await usage.record({ environment, counts, instances: [instance], clientIp: request.ip });
       return reply.status(202).send();
     },
   );
@@ -60,10 +59,7 @@ export function clientMetricsRoutes(
       const instances = applications
         .filter((application) => (application.environment ?? environment) === environment)
         .map((application) => sdkInstance(application));
-      await db.transaction(async (tx) => {
-        await recordCounts(tx, environment, counts);
-        await recordInstances(tx, environment, instances, request.ip);
-      });
+      await usage.record({ environment, counts, instances, clientIp: request.ip });
       return reply.status(202).send();
     },
   );

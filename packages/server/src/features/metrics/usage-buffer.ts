@@ -1,0 +1,92 @@
+import type { FastifyBaseLogger } from 'fastify';
+import { type DatabaseAvailability, isDatabaseUnreachable } from '../../db/availability.js';
+import type { Database } from '../../db/database.js';
+import { ApiError } from '../../errors.js';
+import { type MetricCounts, recordCounts, recordInstances } from './metrics-store.js';
+import type { SdkInstance } from './sdk-instance.js';
+
+/** One accepted usage report (`/api/client/metrics` or `/bulk`), ready to write. */
+export interface UsageReport {
+  readonly environment: string;
+  readonly counts: readonly MetricCounts[];
+  readonly instances: readonly SdkInstance[];
+  readonly clientIp: string;
+}
+
+async function writeReport(db: Database, report: UsageReport): Promise<void> {
+  await db.transaction(async (tx) => {
+    await recordCounts(tx, report.environment, report.counts);
+    await recordInstances(tx, report.environment, report.instances, report.clientIp);
+  });
+}
+
+/**
+ * Writes usage reports, or holds them while the database is unreachable (at most `maxReports`,
+ * in arrival order) and writes them when it returns, so no SDK's counts are lost (issue 18).
+ * Beyond the bound the answer is 503: SDKs keep their counts and send them again.
+ */
+export class UsageBuffer {
+  private pending: UsageReport[] = [];
+  private flushing: Promise<void> | undefined;
+
+  constructor(
+    private readonly db: Database,
+    private readonly availability: DatabaseAvailability,
+    private readonly maxReports: number,
+    private readonly log: FastifyBaseLogger,
+  ) {
+    availability.onRecovered(() => void this.flush());
+  }
+
+  /** Reports held, not yet written. */
+  get size(): number {
+    return this.pending.length;
+  }
+
+  async record(report: UsageReport): Promise<void> {
+    if (this.availability.state !== 'unreachable') {
+      try {
+        await writeReport(this.db, report);
+        return;
+      } catch (error) {
+        if (!isDatabaseUnreachable(error)) throw error;
+      }
+    }
+    if (this.pending.length >= this.maxReports) {
+      throw new ApiError(
+        'DATABASE_UNAVAILABLE',
+        'The database is unreachable and the usage reports held for it fill their buffer: keep the counts and send them again later.',
+      );
+    }
+    this.pending.push(report);
+    // It may have come back while this report failed: its recovery listener has already run.
+    if (this.availability.state === 'reachable') void this.flush();
+  }
+
+  /** Writes the held reports in order; stops (keeping the rest) if the database goes away again. */
+  flush(): Promise<void> {
+    this.flushing ??= (async () => {
+      let written = 0;
+      try {
+        while (this.pending.length > 0) {
+          const report = this.pending[0]!;
+          try {
+            await writeReport(this.db, report);
+            written++;
+          } catch (error) {
+            if (isDatabaseUnreachable(error)) return;
+            // Not an outage: this report cannot be written (logged, not retried for ever).
+            this.log.error({ err: error }, 'a held usage report could not be written; dropped');
+          }
+          this.pending.shift();
+        }
+      } finally {
+        if (written > 0) {
+          this.log.info({ written, held: this.pending.length }, 'held usage reports written');
+        }
+        this.flushing = undefined;
+      }
+    })();
+    return this.flushing;
+  }
+}
