@@ -15,7 +15,10 @@ import { limitPerAddress } from './http/rate-limit.js';
 import { AnswerWriter } from './http/serialize.js';
 import { isDebug } from './logger.js';
 import { type FetchClock, ProxyMetrics } from './prometheus.js';
+import { registerSyncMetrics } from './prometheus-sync.js';
 import { allRoutes } from './routes/all.js';
+import { backstageRoutes } from './routes/backstage.js';
+import { bulkMetricsRoutes } from './routes/bulk-metrics.js';
 import { clientFeaturesRoutes } from './routes/client-features.js';
 import { type EvaluationFlavour, frontendRoutes } from './routes/frontend.js';
 import { healthRoutes } from './routes/health.js';
@@ -25,7 +28,6 @@ import { prometheusRoutes } from './routes/prometheus.js';
 import { registerRoutes } from './routes/register.js';
 import type { Environments } from './sync/environments.js';
 import type { UpstreamClient } from './sync/http-client.js';
-import type { UsageAggregator } from './usage/aggregator.js';
 
 /** `/proxy`: Unleash Proxy's answers (upstream order, no 304 to POST, `{ context }` bodies). */
 const PROXY_FLAVOUR: EvaluationFlavour = {
@@ -50,8 +52,6 @@ export interface AppDeps {
   readonly enrichers?: readonly ContextEnricher[];
   /** Runs when the app closes (stops the sync loop). */
   readonly onClose?: () => Promise<void>;
-  /** Counts frontend usage reports; absent when usage metrics are off. */
-  readonly usage?: UsageAggregator;
   /** Upstream client for forwarded SDK registrations (none: not forwarded). */
   readonly upstream?: UpstreamClient;
   /** The sync loop's last successful check, for Prometheus. */
@@ -89,6 +89,7 @@ export async function buildApp(config: ProxyConfig, deps: AppDeps): Promise<Fast
   );
   readJsonBodies(app, 'value');
   const metrics = new ProxyMetrics(environments.default.state, deps.clock ?? { lastCheckMs: 0 });
+  registerSyncMetrics(metrics.registry, { environments, validator: deps.validator });
   installDurationRecording(app, metrics);
   if (config.enableOAS) await registerOpenApi(app, config);
 
@@ -134,7 +135,25 @@ export async function buildApp(config: ProxyConfig, deps: AppDeps): Promise<Fast
     await app.register(allRoutes, { ...evaluation, ...mount, enabled: config.enableAllEndpoint });
   }
   await app.register(healthRoutes, { prefix });
-  await app.register(prometheusRoutes, { prefix, metrics });
+  await app.register(backstageRoutes, {
+    prefix,
+    environments,
+    validator: deps.validator,
+    tokens: config.enableTokensEndpoint,
+  });
+  // Unleash Proxy's path behind readiness, as it always was; Edge's answers from the start.
+  await app.register(prometheusRoutes, {
+    prefix,
+    metrics,
+    path: '/proxy/internal-backstage/prometheus',
+    beforeReady: false,
+  });
+  await app.register(prometheusRoutes, {
+    prefix,
+    metrics,
+    path: '/internal-backstage/metrics',
+    beforeReady: true,
+  });
   await app.register(clientFeaturesRoutes, {
     prefix,
     path: '/proxy/client/features',
@@ -147,7 +166,7 @@ export async function buildApp(config: ProxyConfig, deps: AppDeps): Promise<Fast
     authenticate: hooks.client,
     headers: cacheHeaders.serverSide,
   });
-  const reporting = { prefix, aggregator: deps.usage };
+  const reporting = { prefix };
   const registering = { ...reporting, config, upstream: deps.upstream, log };
   // Anyone can send these with the public client key: one budget per address for all of them.
   await app.register(async function reportRoutes(reports) {
@@ -172,6 +191,7 @@ export async function buildApp(config: ProxyConfig, deps: AppDeps): Promise<Fast
       accepted: 202,
       authenticate: hooks.client,
     });
+    await reports.register(bulkMetricsRoutes, { ...reporting, authenticate: hooks.client });
     await reports.register(registerRoutes, {
       ...registering,
       path: '/proxy/client/register',

@@ -79,11 +79,6 @@ export async function createProxy(
     loadEnrichers(config.expCustomEnrichers),
   ]);
   const upstream = createUpstreamClient(config);
-  const usage = new UsageAggregator({
-    appName: config.flagsAppName,
-    environment: config.environment,
-  });
-  const reporter = new MetricsReporter(config, usage, upstream, log);
   // The file and Redis providers are ours to close; an in-code provider belongs to its caller.
   const storage = tracked(storageOf(config, log), config.storageProvider === undefined);
   // A backup only bridges the time until an environment's first upstream sync.
@@ -96,7 +91,16 @@ export async function createProxy(
     });
   };
   const environments = new Environments({
-    stateFor: () =>
+    // Every environment counts its own usage (metrics on only): an Unleash-format token names the
+    // environment its counts belong to; a plain token's counts take the configured one, if any.
+    usageFor: (name, token) =>
+      config.metricsInterval > 0
+        ? new UsageAggregator({
+            appName: config.flagsAppName,
+            environment: parseUnleashToken(token) === undefined ? config.environment : name,
+          })
+        : undefined,
+    stateFor: (_name, usage) =>
       new ProxyState({
         compile: {
           strategies,
@@ -106,8 +110,8 @@ export async function createProxy(
         },
         // Enrichers may add anything to a context, so the request as sent no longer pins down the answer.
         answerCacheBytes: enrichers.length > 0 ? 0 : config.answerCacheBytes,
-        // Every snapshot counts its evaluations from the start (usage metrics on only).
-        usage: reporter.enabled ? usage : undefined,
+        // Every snapshot counts its evaluations from the start.
+        usage,
       }),
     pollerFor: (token, target, environment) =>
       new Poller(config, target, log, upstream, { token, environment }),
@@ -118,6 +122,7 @@ export async function createProxy(
     const name = parsed?.environment ?? legacyEnvironment(config);
     environments.add(name, token, parsed === undefined ? ['*'] : projectsOf(parsed), true);
   }
+  const reporter = new MetricsReporter(config, environments, upstream, log);
   const validator = config.startupTokens.some((token) => parseUnleashToken(token) !== undefined)
     ? new TokenValidator({
         upstream,
@@ -127,6 +132,8 @@ export async function createProxy(
         log,
       })
     : undefined;
+  // A client token revoked upstream stops feeding the environment it brought in.
+  validator?.onChange(() => environments.prune((token) => validator.known(token) !== 'invalid'));
   const revalidation =
     validator === undefined
       ? undefined
@@ -146,7 +153,6 @@ export async function createProxy(
     log,
     enrichers,
     onClose,
-    usage: reporter.enabled ? usage : undefined,
     upstream,
     clock: environments.default.poller,
   });

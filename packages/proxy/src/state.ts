@@ -20,8 +20,11 @@ export interface Fragment extends ResultTag {
 
 /** Where usage counting starts for each new snapshot (`UsageAggregator`). */
 export interface UsageCounting {
-  /** A counter for `snapshot`'s evaluations; the snapshot itself is left as it is. */
-  track(snapshot: Snapshot): EvaluationCounter;
+  /**
+   * A counter for `snapshot`'s evaluations (`scoped`: narrowed to a token's projects); the
+   * snapshot itself is left as it is.
+   */
+  track(snapshot: Snapshot, scoped: boolean): EvaluationCounter;
 }
 
 /** What a `CompiledState` is built with besides its snapshot. */
@@ -119,6 +122,14 @@ export class CompiledState {
     const kept = key === undefined ? undefined : this.answers?.get(key);
     if (kept !== undefined) this.usage?.countAgain(kept.results);
     return kept;
+  }
+
+  /**
+   * No longer served: a newer snapshot replaced it. Requests still holding it may finish; its
+   * usage counts are collected a last time.
+   */
+  release(): void {
+    this.usage?.release();
   }
 
   /** The toggle JSON of one result (`reason` is internal and not sent). */
@@ -239,7 +250,10 @@ export class ProxyState {
 
   /** Compiles and swaps in a new payload; returns the new state. */
   update(payload: ClientFeatures, now = Date.now()): CompiledState {
-    this.compiled = this.compileState(payload, now);
+    const replaced = this.compiled;
+    this.compiled = this.compileState(payload, now, false);
+    replaced?.release();
+    for (const scoped of this.scopes.values()) scoped.release();
     this.scopes.clear();
     this.lastUpdateMs = now;
     for (const listener of this.listeners) listener(this.compiled);
@@ -266,21 +280,29 @@ export class ProxyState {
           features: payload.features.filter((feature) => wanted.has(feature.project ?? 'default')),
         },
         compiled.receivedAt,
+        true,
       );
       // A bounded number of project sets is kept; beyond it the oldest is compiled again if asked.
-      if (this.scopes.size >= MAX_SCOPES)
-        this.scopes.delete(this.scopes.keys().next().value as string);
+      if (this.scopes.size >= MAX_SCOPES) {
+        const [oldestKey, oldest] = this.scopes.entries().next().value as [string, CompiledState];
+        this.scopes.delete(oldestKey);
+        oldest.release();
+      }
       this.scopes.set(key, scoped);
     }
     return scoped;
   }
 
-  private compileState(payload: ClientFeatures, receivedAt: number): CompiledState {
+  private compileState(
+    payload: ClientFeatures,
+    receivedAt: number,
+    scoped: boolean,
+  ): CompiledState {
     const snapshot = compile(payload, { hostname: hostname(), ...this.options.compile });
     return new CompiledState(snapshot, receivedAt, {
       answerCacheBytes: this.options.answerCacheBytes,
       // Counting starts before any request can see the snapshot.
-      usage: this.options.usage?.track(snapshot),
+      usage: this.options.usage?.track(snapshot, scoped),
     });
   }
 

@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { compile } from '@flags/engine';
-import { CompiledState, UsageAggregator } from '@flags/proxy';
+import { CompiledState, ProxyState, UsageAggregator } from '@flags/proxy';
 import { MAX_METRIC_COUNT } from '@flags/schemas';
 import { smallPayload } from './fixtures/small.js';
 
@@ -84,6 +84,48 @@ describe('usage aggregator', () => {
     });
   });
 
+  it('keeps counting every snapshot still served, however long idle, and collects a swapped-out one a last time', () => {
+    const aggregator = new UsageAggregator({ appName: 'proxy', environment: undefined });
+    const state = new ProxyState({ usage: aggregator });
+    state.update(smallPayload);
+    const whole = state.serving();
+    // A token's project scope: a second live snapshot of the same payload.
+    const scoped = state.forProjects(['default']) as CompiledState;
+    assert.notEqual(scoped, whole);
+    whole.evaluate('simple-on', {});
+    scoped.evaluate('simple-off', {});
+    assert.deepEqual(toggles(aggregator), {
+      proxy: {
+        'simple-on': { yes: 1, no: 0, variants: {} },
+        'simple-off': { yes: 0, no: 1, variants: {} },
+      },
+    });
+    // A collection that finds both idle must not forget them: they are still served.
+    assert.deepEqual(toggles(aggregator), {});
+    whole.evaluate('simple-on', {});
+    scoped.evaluate('simple-off', {});
+    assert.equal(state.forProjects(['default']), scoped);
+    assert.deepEqual(toggles(aggregator), {
+      proxy: {
+        'simple-on': { yes: 1, no: 0, variants: {} },
+        'simple-off': { yes: 0, no: 1, variants: {} },
+      },
+    });
+    // Swapped out by a new payload: requests still holding them finish, and are counted once.
+    state.update(smallPayload);
+    whole.evaluate('simple-on', {});
+    scoped.evaluate('simple-off', {});
+    state.serving().evaluate('with-variants', {});
+    assert.deepEqual(toggles(aggregator), {
+      proxy: {
+        'simple-on': { yes: 1, no: 0, variants: {} },
+        'simple-off': { yes: 0, no: 1, variants: {} },
+        'with-variants': { yes: 1, no: 0, variants: { blue: 1 } },
+      },
+    });
+    assert.ok(aggregator.empty);
+  });
+
   it('counts answers sent again in full when collecting, also after their snapshot was replaced', () => {
     const aggregator = new UsageAggregator({ appName: 'proxy', environment: undefined });
     const snapshot = compile(smallPayload);
@@ -147,6 +189,61 @@ describe('usage aggregator', () => {
     assert.equal(web?.get('simple-on')?.yes, 3);
     assert.equal(buckets[2]?.toggles.get('simple-on')?.yes, 1);
     assert.equal(aggregator.dropped, 20 - smallPayload.features.length - 2);
+  });
+
+  it('bounds impact-metric series and downstream registrations per bucket; a kept gauge outlives an older one merged back', () => {
+    const aggregator = new UsageAggregator({
+      appName: 'proxy',
+      environment: 'production',
+      maxImpactSeries: 2,
+      maxRegistrations: 1,
+    });
+    const gauge = (value: number) => ({
+      name: 'cart',
+      type: 'gauge' as const,
+      samples: [{ labels: { app: 'web' }, value }],
+    });
+    aggregator.addReport({
+      appName: 'web',
+      bucket: { ...BUCKET, toggles: {} },
+      impactMetrics: [
+        gauge(1),
+        {
+          name: 'clicks',
+          type: 'counter',
+          samples: [{ value: 1 }, { labels: { a: 'b' }, value: 1 }],
+        },
+        { name: 'cart', type: 'counter', samples: [{ value: 5 }] },
+      ],
+    });
+    assert.equal(aggregator.dropped, 2, 'one series over the bound, one sample of another type');
+    const [taken] = aggregator.take();
+    assert.deepEqual(
+      taken?.impact.toWire().map((metric) => [metric.name, metric.samples.length]),
+      [
+        ['cart', 1],
+        ['clicks', 1],
+      ],
+    );
+    aggregator.addReport({
+      appName: 'web',
+      bucket: { ...BUCKET, toggles: {} },
+      impactMetrics: [gauge(9)],
+    });
+    aggregator.restore(taken ? [taken] : []);
+    const [again] = aggregator.take();
+    assert.deepEqual(again?.impact.toWire()[0]?.samples, [{ labels: { app: 'web' }, value: 9 }]);
+
+    const application = (instanceId: string, environment = 'production') => ({
+      appName: 'svc',
+      instanceId,
+      environment,
+    });
+    aggregator.addBulk({
+      applications: [application('a'), application('b'), application('c', 'development')],
+      metrics: [],
+    });
+    assert.deepEqual([...(aggregator.take()[0]?.registrations.keys() ?? [])], ['a']);
   });
 
   it('sends at most the largest count a report may carry and keeps the rest', () => {

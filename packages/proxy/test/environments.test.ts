@@ -382,6 +382,27 @@ describe('environments brought in by client tokens', () => {
     }
   });
 
+  it('stops syncing an environment once the client token that brought it in is revoked', async () => {
+    const run = await start({ tokenRevalidationInterval: 200 });
+    try {
+      await waitFor(() => run.proxy.environments.ready);
+      assert.equal((await call(run, 'GET', '/api/client/features', STAGING_CLIENT)).status, 200);
+      assert.ok(run.proxy.environments.get('staging'));
+      run.upstream.tokens.delete(STAGING_CLIENT);
+      await waitFor(() => run.proxy.environments.get('staging') === undefined);
+      assert.equal((await call(run, 'GET', '/api/client/features', STAGING_CLIENT)).status, 403);
+      const polls = run.upstream.featureRequests().length;
+      await new Promise((resolve) => setTimeout(resolve, 300));
+      const staging = run.upstream
+        .featureRequests()
+        .slice(polls)
+        .filter((request) => request.headers.authorization === STAGING_CLIENT);
+      assert.deepEqual(staging, [], 'no more polls with the revoked token');
+    } finally {
+      await run.close();
+    }
+  });
+
   it('keeps serving every environment and token from the backup after a restart with the upstream down', async () => {
     const dir = await mkdtemp(join(tmpdir(), 'flags-environments-'));
     try {

@@ -39,8 +39,13 @@ const OPERATIONS = [
   'get /api/client/features',
   'get /api/client/features/{name}',
   'post /api/client/metrics',
+  'post /api/client/metrics/bulk',
   'post /api/client/register',
   'get /proxy/client/features/{name}',
+  'get /internal-backstage/health',
+  'get /internal-backstage/ready',
+  'get /internal-backstage/tokens',
+  'get /internal-backstage/metrics',
 ].sort();
 
 describe('OpenAPI', () => {

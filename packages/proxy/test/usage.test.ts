@@ -11,64 +11,7 @@ import {
   waitFor,
   withKey,
 } from './helpers/proxy.js';
-
-interface Counts {
-  yes: number;
-  no: number;
-  variants: Record<string, number>;
-}
-
-/** appName → flag → counts */
-type Expected = Map<string, Map<string, Counts>>;
-
-function add(
-  expected: Expected,
-  app: string,
-  flag: string,
-  enabled: boolean,
-  variant?: string,
-  times = 1,
-) {
-  let flags = expected.get(app);
-  if (flags === undefined) {
-    flags = new Map();
-    expected.set(app, flags);
-  }
-  let counts = flags.get(flag);
-  if (counts === undefined) {
-    counts = { yes: 0, no: 0, variants: {} };
-    flags.set(flag, counts);
-  }
-  if (enabled) counts.yes += times;
-  else counts.no += times;
-  if (variant !== undefined) counts.variants[variant] = (counts.variants[variant] ?? 0) + times;
-}
-
-/** Sums every accepted report per app and flag, dropping zero entries. */
-// biome-ignore lint/suspicious/noExplicitAny: report bodies as received
-function received(reports: any[]): Expected {
-  const out: Expected = new Map();
-  for (const report of reports) {
-    for (const [flag, counts] of Object.entries(report.bucket.toggles) as [string, Counts][]) {
-      add(out, report.appName, flag, true, undefined, counts.yes);
-      add(out, report.appName, flag, false, undefined, counts.no);
-      for (const [variant, count] of Object.entries(counts.variants)) {
-        add(out, report.appName, flag, true, variant, count);
-        add(out, report.appName, flag, true, undefined, -count);
-      }
-    }
-  }
-  return out;
-}
-
-function plain(expected: Expected) {
-  return Object.fromEntries(
-    [...expected].map(([app, flags]) => [
-      app,
-      Object.fromEntries([...flags].sort(([a], [b]) => a.localeCompare(b))),
-    ]),
-  );
-}
+import { add, type Expected, plain, received } from './helpers/usage-counts.js';
 
 /** Records, from `POST /proxy/all` answers (every flag), what the proxy must have counted. */
 function countAll(expected: Expected, app: string, answer: Answer) {

@@ -1,6 +1,7 @@
 export * from './api-token.js';
 export * from './client-features.js';
 export * from './context.js';
+export * from './edge.js';
 export * from './error.js';
 export * from './frontend.js';
 export * from './import-export.js';

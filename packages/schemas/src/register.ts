@@ -26,6 +26,7 @@ export const clientRegisterSchema = {
     interval: { type: 'number', minimum: 0 },
     sdkFlavor: { type: 'string', maxLength: 256 },
     sdkFlavorVersion: { type: 'string', maxLength: 32 },
+    connectionId: { type: ['string', 'null'], maxLength: 255 },
   },
 } as const;
 

@@ -6,7 +6,7 @@ import Fastify, {
   type FastifyServerOptions,
   LogController,
 } from 'fastify';
-import { tokenGuard } from './auth/token-guard.js';
+import { tokenGuards } from './auth/token-guard.js';
 import { refuseWhileClosing } from './closing.js';
 import type { ServerConfig } from './config/options.js';
 import type { Database } from './db/database.js';
@@ -18,6 +18,7 @@ import { TokenStore } from './features/api-tokens/token-store.js';
 import { ClientFeaturesCache } from './features/client-api/client-features-cache.js';
 import { clientFeaturesRoutes } from './features/client-api/routes.js';
 import { contextFieldRoutes } from './features/context-fields/routes.js';
+import { edgeValidateRoutes } from './features/edge/routes.js';
 import { environmentRoutes } from './features/environments/routes.js';
 import { featureArchiveRoutes } from './features/feature-archive/routes.js';
 import { ImportService } from './features/import/import-service.js';
@@ -98,8 +99,10 @@ export async function buildApp(config: ServerConfig, deps: AppDeps): Promise<Fas
   const tokens = new TokenStore(db, revisions, now);
   await applyConfiguredTokens(config, db, tokens, app.log);
 
-  const adminOnly = tokenGuard(tokens, 'admin');
-  const clientOnly = tokenGuard(tokens, 'client');
+  // Each API admits its own kind of token only (`guards.frontend` guards the frontend API).
+  const guards = tokenGuards(tokens);
+  const adminOnly = guards.admin;
+  const clientOnly = guards.client;
 
   app.get('/health', async function healthGet() {
     return { health: 'GOOD' };
@@ -123,8 +126,13 @@ export async function buildApp(config: ServerConfig, deps: AppDeps): Promise<Fas
   featureArchiveRoutes(app, db, revisions, adminOnly);
   const passwords = deps.passwords ?? new PasswordHasher();
   userRoutes(app, db, adminOnly, passwords, now);
-  // Rate limits are per route (`config.rateLimit`); only public signup has one.
+  // Rate limits are per route (`config.rateLimit`) on the routes without a token: public signup
+  // and `/edge/validate`, registered after the plugin so it sees them.
   await app.register(rateLimit, { global: false });
+  edgeValidateRoutes(app, tokens, {
+    bodyLimitBytes: config.bodyLimitBytes,
+    requestsPerMinute: config.edgeValidatePerMinute,
+  });
   signupTokenRoutes(app, db, adminOnly, {
     publicUrl: config.publicUrl,
     now,

@@ -1,4 +1,5 @@
 export { type AppDeps, buildApp, loggerOptions } from './app.js';
+export { type TokenGuard, type TokenGuards, tokenGuard, tokenGuards } from './auth/token-guard.js';
 export { ConfigError, loadConfig, maskToken, parseClientTokenScope } from './config/load.js';
 export {
   type LogLevel,

@@ -42,12 +42,37 @@ const BODY_LIMIT = 64 * 1024;
 const IMPORT_LIMIT = 256 * 1024;
 const prototypesBefore = prototypeKeys();
 const fixtureText = readFileSync(new URL('./fixtures/import-basic.json', import.meta.url), 'utf8');
+/** An Unleash Edge bulk report on the fixture's flags. */
+const bulkText = JSON.stringify({
+  applications: [
+    {
+      appName: 'checkout',
+      instanceId: 'pod-1',
+      environment: 'development',
+      connectionId: null,
+      interval: 15000,
+      started: '2026-03-01T09:00:00Z',
+      strategies: ['default'],
+    },
+  ],
+  metrics: [
+    {
+      featureName: 'dark-mode',
+      appName: 'checkout',
+      environment: 'development',
+      timestamp: '2026-03-01T10:05:00Z',
+      yes: 3,
+      no: 1,
+      variants: { dark: 2 },
+    },
+  ],
+});
 
 type Generated = GeneratedRequest;
 
-/** The import fixture with one part replaced, removed, or a poisonous key slipped in. */
-function mutatedImport(h: Hostile): string {
-  const value = JSON.parse(fixtureText) as Record<string, unknown>;
+/** A JSON fixture with one part replaced, removed, or a poisonous key slipped in. */
+function mutated(h: Hostile, text: string): string {
+  const value = JSON.parse(text) as Record<string, unknown>;
   const paths: [Record<string, unknown> | unknown[], string | number][] = [];
   const walk = (node: unknown) => {
     if (node === null || typeof node !== 'object') return;
@@ -65,13 +90,13 @@ function mutatedImport(h: Hostile): string {
     else if (roll < 0.8) delete target[key];
     else target[key] = h.pick(['', '\u0000', 'x'.repeat(5000), -1, 1e308, [], {}, null]);
   }
-  let text = JSON.stringify(value);
+  let result = JSON.stringify(value);
   if (h.chance(0.2)) {
-    const at = text.indexOf('{', h.int(text.length));
+    const at = result.indexOf('{', h.int(result.length));
     if (at >= 0)
-      text = `${text.slice(0, at + 1)}"${h.pick(['__proto__', 'constructor'])}":{"x":1,"prototype":{"x":1}},${text.slice(at + 1)}`;
+      result = `${result.slice(0, at + 1)}"${h.pick(['__proto__', 'constructor'])}":{"x":1,"prototype":{"x":1}},${result.slice(at + 1)}`;
   }
-  return text;
+  return result;
 }
 
 function generate(h: Hostile): Generated {
@@ -88,7 +113,12 @@ function generate(h: Hostile): Generated {
   else if (roll < 0.27)
     [method, path, client] = [
       'POST',
-      h.pick(['/api/client/metrics', '/api/client/register']),
+      h.pick([
+        '/api/client/metrics',
+        '/api/client/register',
+        '/api/client/metrics/bulk',
+        '/api/client/metrics/edge',
+      ]),
       true,
     ];
   else if (roll < 0.47)
@@ -152,6 +182,7 @@ function generate(h: Hostile): Generated {
         '/api/admin/projects',
         '/health',
         '/api/admin',
+        '/edge/validate',
         '/nowhere',
         '/api/../api/admin/projects',
       ]),
@@ -164,11 +195,15 @@ function generate(h: Hostile): Generated {
   const query = h.chance(method === 'GET' ? 0.7 : 0.1) ? `?${h.query()}` : '';
   let payload: string | undefined;
   if (method !== 'GET' && method !== 'HEAD' && method !== 'OPTIONS') {
-    if (path.includes('features-batch/im') || path.includes('features-batch/val')) {
-      if (h.chance(0.5)) {
-        payload = mutatedImport(h);
-        headers['content-type'] = 'application/json';
-      }
+    const fixture =
+      path.includes('features-batch/im') || path.includes('features-batch/val')
+        ? fixtureText
+        : path.endsWith('/metrics/bulk')
+          ? bulkText
+          : undefined;
+    if (fixture !== undefined && h.chance(0.5)) {
+      payload = mutated(h, fixture);
+      headers['content-type'] = 'application/json';
     }
     if (payload === undefined) {
       const body = h.body(path.includes('features-batch') ? IMPORT_LIMIT : BODY_LIMIT);

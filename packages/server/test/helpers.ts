@@ -1,3 +1,4 @@
+import assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';
 import type { FastifyInstance } from 'fastify';
 import pg from 'pg';
@@ -74,6 +75,17 @@ export async function startApp(
 }
 
 export const admin = { authorization: ADMIN_TOKEN } as const;
+
+/** Creates a project through the admin API (linked to every environment). */
+export async function createProject(app: FastifyInstance, id: string): Promise<void> {
+  const response = await app.inject({
+    method: 'POST',
+    url: '/api/admin/projects',
+    headers: admin,
+    payload: { id },
+  });
+  assert.equal(response.statusCode, 201, response.body);
+}
 
 /** Every table of the schema with every row, sorted: compares whole database states. */
 export async function dump(db: Database): Promise<Record<string, string[]>> {

@@ -5,7 +5,7 @@ import type { Environment, Environments } from '../sync/environments.js';
 import { KeyTable } from './client-keys.js';
 import { replyUnauthorized } from './require-key.js';
 import type { TokenStatus, TokenValidator } from './token-validator.js';
-import { parseUnleashToken, projectsOf, type TokenType } from './unleash-token.js';
+import { parseUnleashToken, projectsOf, type TokenInfo, type TokenType } from './unleash-token.js';
 
 declare module 'fastify' {
   interface FastifyRequest {
@@ -108,6 +108,10 @@ function startup(token: string): Array<readonly [string, Grant]> {
 export class Authorizer {
   private readonly frontend: KeyTable<Grant>;
   private readonly client: KeyTable<Grant>;
+  /** The grant of each validated token, made once (the hot path allocates nothing per request). */
+  private readonly grants = new WeakMap<TokenInfo, Grant>();
+  /** The access of each grant, made once per environment it resolves to. */
+  private readonly accesses = new WeakMap<Grant, Access>();
 
   constructor(private readonly options: AuthorizerOptions) {
     this.frontend = new KeyTable([
@@ -171,13 +175,19 @@ export class Authorizer {
   ): void {
     if (status === 'unknown') refuse(reply, style, 'TOKEN_NOT_CHECKED');
     else if (status === 'invalid') refuse(reply, style, 'INVALID_TOKEN');
-    else
-      this.admit(request, reply, done, style, accepts, key, {
-        type: status.type,
-        environment: status.environment,
-        projects: status.projects,
-        clientKey: false,
-      });
+    else {
+      let grant = this.grants.get(status);
+      if (grant === undefined) {
+        grant = {
+          type: status.type,
+          environment: status.environment,
+          projects: status.projects,
+          clientKey: false,
+        };
+        this.grants.set(status, grant);
+      }
+      this.admit(request, reply, done, style, accepts, key, grant);
+    }
   }
 
   private admit(
@@ -200,12 +210,17 @@ export class Authorizer {
       ]);
       return;
     }
-    request.access = {
-      type: grant.type,
-      environment,
-      projects: grant.projects,
-      clientKey: grant.clientKey,
-    };
+    let access = this.accesses.get(grant);
+    if (access?.environment !== environment) {
+      access = {
+        type: grant.type,
+        environment,
+        projects: grant.projects,
+        clientKey: grant.clientKey,
+      };
+      this.accesses.set(grant, access);
+    }
+    request.access = access;
     const served = environment.state.forProjects(grant.projects);
     if (served !== undefined) {
       request.served = served;

@@ -106,6 +106,7 @@ function resolve(options: Options) {
     redisKeyPrefix: options.redisKeyPrefix,
     enableOAS: options.enableOAS,
     enableAllEndpoint: options.enableAllEndpoint,
+    enableTokensEndpoint: options.enableTokensEndpoint,
     maxBodyBytes: options.maxBodyBytes,
     answerCacheBytes: options.answerCacheBytes,
     /** Registrations and usage reports per client address and minute; 0: no limit. */

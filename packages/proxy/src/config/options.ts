@@ -360,6 +360,11 @@ export const proxySchema = Type.Object(
       default: false,
       doc: 'Serves `/proxy/all` (enabled and disabled toggles), and flags that are off over OFREP (else answered as not found). Off unless enabled, where Unleash Edge serves its `/all` unless `DISABLE_ALL_ENDPOINT=true`.',
     }),
+    enableTokensEndpoint: option(Type.Boolean(), {
+      env: ['PROXY_ENABLE_TOKENS_ENDPOINT', invertedVariable('DISABLE_TOKENS_ENDPOINT')],
+      default: true,
+      doc: 'Serves `GET /internal-backstage/tokens` without a key, as Unleash Edge does: the environments synced and the tokens validated, with their projects, secrets masked. `false` answers 404 there (Edge’s `--disable-tokens-endpoint`).',
+    }),
     maxBodyBytes: option(Type.Integer({ exclusiveMinimum: 0 }), {
       env: ['PROXY_MAX_BODY_BYTES'],
       default: 1048576,
@@ -373,7 +378,7 @@ export const proxySchema = Type.Object(
     reportsPerMinute: option(Type.Integer({ minimum: 0 }), {
       env: ['PROXY_REPORT_RATE_LIMIT_PER_MINUTE'],
       default: 600,
-      doc: 'SDK registrations and usage reports (`POST /proxy/client/register`, `/proxy/client/metrics`, `/proxy/all/client/metrics`, together) accepted per client address and minute; more get 429. A browser sends about 2 a minute, so the default leaves room for ~300 browsers behind one address. `0` turns the limit off.',
+      doc: 'SDK registrations and usage reports (every `…/client/register`, `…/client/metrics` and `/api/client/metrics/bulk` route, together) accepted per client address and minute; more get 429. A browser sends about 2 a minute, so the default leaves room for ~300 browsers behind one address. `0` turns the limit off.',
     }),
     maxContextValueLength: option(Type.Integer({ exclusiveMinimum: 0 }), {
       env: ['PROXY_MAX_CONTEXT_VALUE_LENGTH'],

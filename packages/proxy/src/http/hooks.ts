@@ -1,5 +1,6 @@
 import type { FastifyInstance } from 'fastify';
 import type { ProxyMetrics } from '../prometheus.js';
+import type {} from './route-config.js';
 
 declare module 'fastify' {
   interface FastifyRequest {
@@ -28,9 +29,10 @@ export function installRequestStart(app: FastifyInstance): void {
 }
 
 /**
- * Until the first snapshot every request gets 503 `Not Ready`, except CORS preflights and, when
- * `docsPrefix` is given, the API description (it does not depend on flags). Install it after CORS
- * and before the routes: readiness first, then the key (401), then the input (400/413/415).
+ * Until every startup environment holds a snapshot every request gets 503 `Not Ready`, except CORS
+ * preflights, routes configured `beforeReady` and, when `docsPrefix` is given, the API description
+ * (it does not depend on flags). Install it after CORS and before the routes: readiness first, then
+ * the key (401), then the input (400/413/415).
  */
 export function installReadiness(
   app: FastifyInstance,
@@ -41,6 +43,7 @@ export function installReadiness(
     if (
       state.ready ||
       request.method === 'OPTIONS' ||
+      request.routeOptions.config.beforeReady === true ||
       (docsPrefix !== undefined && request.url.startsWith(docsPrefix))
     ) {
       done();

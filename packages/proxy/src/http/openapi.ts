@@ -1,17 +1,11 @@
 import type { FastifyInstance } from 'fastify';
 import type { ProxyConfig } from '../config/load.js';
 import { PROXY_VERSION } from '../sync/upstream.js';
+import type {} from './route-config.js';
 
 /** Route config read by the document transform: schema parts that document without validating. */
 interface DocsConfig {
   readonly docs?: Record<string, unknown>;
-}
-
-declare module 'fastify/types/context.js' {
-  interface FastifyContextConfig {
-    /** OpenAPI-only schema parts (`querystring`, `body`) of routes that parse input by hand. */
-    docs?: Record<string, unknown>;
-  }
 }
 
 /**

@@ -3,7 +3,6 @@ import { usageReportSchema } from '@flags/schemas';
 import type { FastifyInstance } from 'fastify';
 import type { AuthorizeHook as Authenticate } from '../auth/access.js';
 import { errorResponses, SERVER_SIDE_TAG, textResponse } from '../http/route-docs.js';
-import type { UsageAggregator } from '../usage/aggregator.js';
 
 export interface MetricsRouteOptions {
   /** The paths of one family: `/proxy/client/metrics` (and `/all`), `/api/frontend/client/metrics`, … */
@@ -11,21 +10,21 @@ export interface MetricsRouteOptions {
   /** 200 `OK` (`/proxy`, as Unleash Proxy) or 202 with no body (`/api`, as Edge). */
   readonly accepted: 200 | 202;
   readonly authenticate: Authenticate;
-  /** `undefined` when `metricsInterval` is 0: reports are validated and answered, not kept. */
-  readonly aggregator: UsageAggregator | undefined;
 }
 
 /**
- * `POST /proxy/client/metrics` (and `/proxy/all/client/metrics`, the path older SDKs use): a
- * frontend or server-side SDK's usage counts, added to its application's bucket and sent upstream
- * under its own `appName` with the next report.
+ * `POST /proxy/client/metrics` (and `/proxy/all/client/metrics`, the path older SDKs use, and the
+ * same under `/api`): a frontend or server-side SDK's usage counts and impact metrics, added to its
+ * application's bucket in the environment of the key it came with and sent upstream under its own
+ * `appName` with the next report. With `metricsInterval` 0 reports are validated and answered,
+ * not kept.
  */
 export function metricsRoutes(
   app: FastifyInstance,
   options: MetricsRouteOptions,
   done: () => void,
 ): void {
-  const { paths, accepted, authenticate, aggregator } = options;
+  const { paths, accepted, authenticate } = options;
   const schema = {
     summary: 'Send usage metrics; they are forwarded upstream under the sender’s appName.',
     tags: [SERVER_SIDE_TAG],
@@ -41,7 +40,7 @@ export function metricsRoutes(
       path,
       { schema, onRequest: authenticate },
       function clientPostMetrics(request, reply) {
-        aggregator?.addReport(request.body);
+        request.access.environment.usage?.addReport(request.body);
         if (accepted === 202) return reply.code(202).send();
         return reply.code(200).type('text/plain; charset=utf-8').send('OK');
       },

@@ -2,23 +2,32 @@ import type { FastifyInstance } from 'fastify';
 import { errorResponses, OPERATIONAL_TAG, textResponse } from '../http/route-docs.js';
 import type { ProxyMetrics } from '../prometheus.js';
 
-/** `GET /proxy/internal-backstage/prometheus`: the exposition text; no key (readiness applies). */
+export interface PrometheusRouteOptions {
+  readonly metrics: ProxyMetrics;
+  /** `/proxy/internal-backstage/prometheus` (Unleash Proxy's) or `/internal-backstage/metrics` (Edge's). */
+  readonly path: string;
+  /** Answered before the first sync too (Edge's path); otherwise readiness applies (503). */
+  readonly beforeReady: boolean;
+}
+
+/** `GET <path>`: the Prometheus exposition text; no key. */
 export function prometheusRoutes(
   app: FastifyInstance,
-  options: { readonly metrics: ProxyMetrics },
+  options: PrometheusRouteOptions,
   done: () => void,
 ): void {
   const { registry } = options.metrics;
   app.get(
-    '/proxy/internal-backstage/prometheus',
+    options.path,
     {
+      config: { beforeReady: options.beforeReady },
       schema: {
         summary: 'Prometheus metrics of this proxy.',
         tags: [OPERATIONAL_TAG],
         security: [],
         response: {
           200: textResponse('Prometheus text exposition format 0.0.4.'),
-          ...errorResponses(503),
+          ...(options.beforeReady ? {} : errorResponses(503)),
         },
       },
     },

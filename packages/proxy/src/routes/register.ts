@@ -7,7 +7,6 @@ import type { Logger } from '../config/options.js';
 import { errorResponses, SERVER_SIDE_TAG, textResponse } from '../http/route-docs.js';
 import type { UpstreamClient } from '../sync/http-client.js';
 import { upstreamHeaders } from '../sync/upstream.js';
-import type { UsageAggregator } from '../usage/aggregator.js';
 
 /** Registrations forwarded at once at most; more are answered but not forwarded. */
 const MAX_FORWARDS_IN_FLIGHT = 16;
@@ -22,8 +21,6 @@ export interface RegisterRouteOptions {
   /** 200 `OK` (`/proxy`, as Unleash Proxy) or 202 with no body (`/api`, as Edge). */
   readonly accepted: 200 | 202;
   readonly authenticate: Authenticate;
-  /** `undefined` when usage metrics are off: client-key registrations then go nowhere. */
-  readonly aggregator: UsageAggregator | undefined;
 }
 
 /**
@@ -40,17 +37,18 @@ export function registerRoutes(
   options: RegisterRouteOptions,
   done: () => void,
 ): void {
-  const { config, upstream, log, path, accepted, authenticate, aggregator } = options;
+  const { config, upstream, log, path, accepted, authenticate } = options;
   const url = new URL('client/register', config.flagsUrl);
   const headers = { ...upstreamHeaders(config), 'content-type': 'application/json' };
   let inFlight = 0;
 
-  const forward = async (body: ClientRegister, via: UpstreamClient) => {
+  const forward = async (body: ClientRegister, via: UpstreamClient, token: string) => {
     inFlight++;
     try {
       const response = await via.request(url, {
         method: 'POST',
-        headers,
+        // With a client token of the SDK's environment, so the upstream registers it there.
+        headers: { ...headers, authorization: token },
         body: JSON.stringify(
           config.environment === undefined ? body : { ...body, environment: config.environment },
         ),
@@ -90,11 +88,15 @@ export function registerRoutes(
     },
     function clientPostRegister(request, reply) {
       const body = request.body;
-      // Client keys and frontend tokens ship in every page: public, so never forwarded.
-      if (request.access.type === 'frontend') aggregator?.announce(body.appName, body.environment);
+      const environment = request.access.environment;
+      // Client keys and frontend tokens ship in every page: public, so never forwarded. Without
+      // usage metrics their registrations go nowhere.
+      if (request.access.type === 'frontend')
+        environment.usage?.announce(body.appName, body.environment);
       else if (upstream === undefined)
         log.debug({}, 'no upstream client; registration not forwarded');
-      else if (inFlight < MAX_FORWARDS_IN_FLIGHT) void forward(body, upstream);
+      else if (inFlight < MAX_FORWARDS_IN_FLIGHT)
+        void forward(body, upstream, environment.tokens[0] as string);
       else log.debug({}, 'too many registrations in flight; not forwarding this one');
       if (accepted === 202) return reply.code(202).send();
       return reply.code(200).type('text/plain; charset=utf-8').send('OK');

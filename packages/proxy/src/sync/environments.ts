@@ -1,6 +1,7 @@
 import type { ClientFeatures } from '@flags/schemas';
 import { allProjects } from '../auth/unleash-token.js';
 import type { ProxyState } from '../state.js';
+import type { UsageAggregator } from '../usage/aggregator.js';
 import type { PayloadTarget, Poller } from './poller.js';
 
 /** One client token an environment syncs with, and what it last fetched. */
@@ -26,6 +27,17 @@ class Feed implements PayloadTarget {
   }
 }
 
+/** What `/internal-backstage/tokens` shows of one feed: its token and how its sync goes. */
+export interface FeedStatus {
+  readonly token: string;
+  /** `undefined` until known (a `[]` token before validation). */
+  readonly projects: readonly string[] | undefined;
+  /** Epoch ms of the feed's last new payload (0: none yet). */
+  readonly lastUpdateMs: number;
+  /** Epoch ms of its poller's last successful upstream check, 200 or 304 (0: none yet). */
+  readonly lastCheckMs: number;
+}
+
 /** Makes the poller of one feed: the token to sync with, and where to put what it fetches. */
 export type PollerFactory = (token: string, target: PayloadTarget, environment: string) => Poller;
 
@@ -46,6 +58,11 @@ export class Environment {
     private readonly pollerFor: PollerFactory,
     /** Synced because a startup token names it (readiness waits for it). */
     readonly startup: boolean,
+    /**
+     * The environment's usage metrics: its snapshots' evaluations and the reports sent with its
+     * keys; `undefined` when usage metrics are off.
+     */
+    readonly usage?: UsageAggregator,
   ) {
     this.firstSync = new Promise((resolve) => {
       this.resolveFirstSync = resolve;
@@ -64,8 +81,19 @@ export class Environment {
     return (this.feeds[0] as { poller: Poller }).poller;
   }
 
+  /** Its client tokens, in the order they were added (the first one sends its usage metrics). */
   get tokens(): readonly string[] {
     return this.feeds.map(({ feed }) => feed.token);
+  }
+
+  /** Every feed's token and sync times. */
+  feedStatuses(): FeedStatus[] {
+    return this.feeds.map(({ feed, poller }) => ({
+      token: feed.token,
+      projects: feed.projects,
+      lastUpdateMs: feed.lastUpdateMs,
+      lastCheckMs: poller.lastCheckMs,
+    }));
   }
 
   /** Epoch ms of the last successful upstream check of any feed (0: none yet). */
@@ -85,6 +113,19 @@ export class Environment {
     this.feeds.push({ feed, poller });
     if (this.started) poller.start();
     return true;
+  }
+
+  /**
+   * Stops syncing with `token` (revoked upstream); the environment keeps what it has. Returns
+   * whether any feed is left.
+   */
+  removeToken(token: string): boolean {
+    const index = this.feeds.findIndex(({ feed }) => feed.token === token);
+    if (index !== -1) {
+      this.feeds[index]?.poller.stop();
+      this.feeds.splice(index, 1);
+    }
+    return this.feeds.length > 0;
   }
 
   start(): void {
@@ -134,8 +175,13 @@ function merge(payloads: readonly ClientFeatures[]): ClientFeatures {
 }
 
 export interface EnvironmentsOptions {
-  /** A new, empty state for an environment. */
-  readonly stateFor: (environment: string) => ProxyState;
+  /**
+   * The usage metrics of a new environment, first synced with `token`; none: usage metrics are
+   * off.
+   */
+  readonly usageFor?: (environment: string, token: string) => UsageAggregator | undefined;
+  /** A new, empty state for an environment, counting into `usage`. */
+  readonly stateFor: (environment: string, usage: UsageAggregator | undefined) => ProxyState;
   readonly pollerFor: PollerFactory;
   /** Runs for every environment added after the start (dynamic), e.g. to load its backup. */
   readonly onAdded?: (environment: Environment) => void;
@@ -182,11 +228,13 @@ export class Environments {
     let environment = this.byName.get(name);
     const added = environment === undefined;
     if (environment === undefined) {
+      const usage = this.options.usageFor?.(name, token);
       environment = new Environment(
         name,
-        this.options.stateFor(name),
+        this.options.stateFor(name, usage),
         this.options.pollerFor,
         startup,
+        usage,
       );
       this.byName.set(name, environment);
     }
@@ -196,6 +244,22 @@ export class Environments {
       environment.start();
     }
     return environment;
+  }
+
+  /**
+   * Drops the feeds of tokens that are no longer valid (`stillValid`), and an environment that
+   * client tokens brought in once none of them is left, as Edge empties an environment no token
+   * covers any more. Startup environments stay (and their startup tokens are never validated, so
+   * never dropped): the operator configured them.
+   */
+  prune(stillValid: (token: string) => boolean): void {
+    for (const environment of this.byName.values()) {
+      for (const token of environment.tokens) {
+        if (stillValid(token) || environment.removeToken(token) || environment.startup) continue;
+        environment.stop();
+        this.byName.delete(environment.name);
+      }
+    }
   }
 
   start(): void {

@@ -1,5 +1,11 @@
 import type { Evaluation, Snapshot } from '@flags/engine';
-import { MAX_METRIC_COUNT, type UsageReport } from '@flags/schemas';
+import {
+  type BulkApplication,
+  type BulkMetrics,
+  MAX_METRIC_COUNT,
+  type UsageReport,
+} from '@flags/schemas';
+import { ImpactMetrics } from './impact.js';
 
 /** Counts of one flag in one bucket. */
 export interface ToggleCount {
@@ -16,6 +22,10 @@ export interface AppBucket {
   readonly toggles: Map<string, ToggleCount>;
   /** A frontend SDK of the application registered: the bucket is sent even without counts. */
   announced: boolean;
+  /** Impact metrics its SDKs reported (the proxy's own bucket: those of downstream bulk bodies). */
+  readonly impact: ImpactMetrics;
+  /** Registrations of its instances that downstream Edges and proxies sent in bulk, by instance. */
+  readonly registrations: Map<string, BulkApplication>;
 }
 
 export interface AggregatorOptions {
@@ -27,6 +37,10 @@ export interface AggregatorOptions {
   readonly maxExtraNames?: number;
   /** Distinct (appName, environment) buckets kept for frontend reports. */
   readonly maxApps?: number;
+  /** Impact-metric series one bucket keeps. */
+  readonly maxImpactSeries?: number;
+  /** Downstream registrations one bucket keeps. */
+  readonly maxRegistrations?: number;
   readonly now?: () => number;
 }
 
@@ -43,6 +57,11 @@ export interface EvaluationCounter {
   countNamed(name: string, result: Evaluation | undefined): void;
   /** Counts every result of an answer sent again (by flag position), in O(1) now; marks dirty. */
   countAgain(results: readonly Evaluation[]): void;
+  /**
+   * The snapshot is no longer served (its state swapped it out): its counts are collected once
+   * more, and it is forgotten once a collection finds it idle.
+   */
+  release(): void;
 }
 
 /**
@@ -61,6 +80,7 @@ class Tally implements EvaluationCounter {
    */
   readonly repeated = new Map<readonly Evaluation[], number>();
   dirty = false;
+  released = false;
 
   constructor(
     readonly names: readonly string[],
@@ -90,6 +110,10 @@ class Tally implements EvaluationCounter {
     this.repeated.set(results, (this.repeated.get(results) ?? 0) + 1);
   }
 
+  release(): void {
+    this.released = true;
+  }
+
   /** Adds the repeated answers to the counts. */
   settle(): void {
     for (const [results, times] of this.repeated) {
@@ -112,38 +136,60 @@ function newToggle(): ToggleCount {
   return { yes: 0, no: 0, variants: new Map() };
 }
 
+/** Whether a bucket has anything to send. */
+function hasContent(bucket: AppBucket): boolean {
+  return (
+    bucket.toggles.size > 0 ||
+    bucket.announced ||
+    bucket.impact.size > 0 ||
+    bucket.registrations.size > 0
+  );
+}
+
 /**
- * Usage metrics of the proxy: what it evaluated (per snapshot, see `Tally`) and what frontend SDKs
- * reported, grouped per application. `take()` hands the counts to the reporter and starts new
- * buckets; `restore()` merges counts back after a failed send, so nothing is lost or sent twice.
- * Memory is bounded: a bucket keeps the current flags plus `maxExtraNames` other names, and at
- * most `maxApps` reporting applications (further ones are counted under the proxy's own name).
+ * Usage metrics of one environment: what the proxy evaluated (per snapshot, see `Tally`) and what
+ * SDKs and downstream relays reported, grouped per application. `take()` hands the counts to the
+ * reporter and starts new buckets; `restore()` merges counts back after a failed send, so nothing
+ * is lost or sent twice. Memory is bounded: a bucket keeps the current flags plus `maxExtraNames`
+ * other names, `maxImpactSeries` impact-metric series and `maxRegistrations` downstream
+ * registrations, and at most `maxApps` reporting applications have buckets of their own (further
+ * ones are counted under the proxy's own name).
  */
 export class UsageAggregator {
   private readonly tallies = new Set<Tally>();
+  /** The tally of the environment's whole snapshot: its flags are the known names. */
   private current: Tally | undefined;
   private readonly buckets = new Map<string, AppBucket>();
   private readonly maxExtraNames: number;
   private readonly maxApps: number;
+  private readonly maxImpactSeries: number;
+  private readonly maxRegistrations: number;
   private readonly now: () => number;
-  /** Names dropped because a bucket was full (reported once per take). */
+  /** Flag names and impact-metric samples dropped because a bucket was full (logged by the reporter). */
   dropped = 0;
+  private readonly countDropped = (samples: number) => {
+    this.dropped += samples;
+  };
 
   constructor(private readonly options: AggregatorOptions) {
     this.maxExtraNames = options.maxExtraNames ?? 1000;
     this.maxApps = options.maxApps ?? 100;
+    this.maxImpactSeries = options.maxImpactSeries ?? 1000;
+    this.maxRegistrations = options.maxRegistrations ?? 100;
     this.now = options.now ?? Date.now;
   }
 
   /**
    * Starts counting a new snapshot's evaluations: returns the counter that its `CompiledState`
-   * counts into while it evaluates. Called once per snapshot, before any request can see it. The
-   * snapshot is only read (its flag names), never changed: the engine's objects stay the engine's.
+   * counts into while it evaluates, until the state releases it. Called once per snapshot, before
+   * any request can see it. `scoped`: the snapshot holds only some projects' flags (a token's), so
+   * its names do not replace the known ones. The snapshot is only read (its flag names), never
+   * changed: the engine's objects stay the engine's.
    */
-  track(snapshot: Snapshot): EvaluationCounter {
+  track(snapshot: Snapshot, scoped = false): EvaluationCounter {
     const tally = new Tally(snapshot.names, (name) => this.countUnknown(name));
     this.tallies.add(tally);
-    this.current = tally;
+    if (!scoped) this.current = tally;
     return tally;
   }
 
@@ -163,23 +209,46 @@ export class UsageAggregator {
     if (bucket.appName === appName) bucket.announced = true;
   }
 
-  /** Adds a frontend SDK's report to its application's bucket (counts added, never replayed). */
+  /** Adds an SDK's report to its application's bucket (counts added, never replayed). */
   addReport(report: UsageReport): void {
     const bucket = this.bucket(report.appName, this.options.environment ?? report.environment);
     for (const name of Object.keys(report.bucket.toggles)) {
       const counts = report.bucket.toggles[name];
-      if (counts === undefined) continue;
-      const toggle = this.toggle(bucket, name);
-      if (toggle === undefined) continue;
-      toggle.yes += counts.yes;
-      toggle.no += counts.no;
-      const variants = counts.variants;
-      if (variants === null || variants === undefined) continue;
-      for (const variant of Object.keys(variants)) {
-        const count = variants[variant] ?? 0;
-        if (count > 0) toggle.variants.set(variant, (toggle.variants.get(variant) ?? 0) + count);
-      }
+      if (counts !== undefined)
+        this.addCounts(bucket, name, counts.yes, counts.no, counts.variants);
     }
+    for (const metric of report.impactMetrics ?? []) bucket.impact.add(metric);
+  }
+
+  /**
+   * Adds a downstream Edge's or proxy's bulk body: its metrics to their applications' buckets, its
+   * registrations beside them, its impact metrics (which name no application) to the proxy's own
+   * bucket. With a fixed environment (the token's), entries of other environments are skipped, as
+   * the upstream would skip them.
+   */
+  addBulk(body: BulkMetrics): void {
+    const fixed = this.options.environment;
+    for (const application of body.applications) {
+      const environment = application.environment ?? undefined;
+      const instanceId = application.instanceId;
+      // Edge fills most fields of a registration or leaves them null: one without an instance is no registration.
+      if ((fixed !== undefined && environment !== fixed) || typeof instanceId !== 'string')
+        continue;
+      const bucket = this.bucket(application.appName, fixed ?? environment);
+      if (bucket.appName !== application.appName) continue;
+      const registrations = bucket.registrations;
+      if (registrations.has(instanceId) || registrations.size < this.maxRegistrations)
+        registrations.set(instanceId, application);
+    }
+    for (const metric of body.metrics) {
+      if (fixed !== undefined && metric.environment !== fixed) continue;
+      const bucket = this.bucket(metric.appName, fixed ?? metric.environment);
+      this.addCounts(bucket, metric.featureName, metric.yes ?? 0, metric.no ?? 0, metric.variants);
+    }
+    const impactMetrics = body.impactMetrics ?? [];
+    if (impactMetrics.length === 0) return;
+    const own = this.bucket(this.options.appName, fixed);
+    for (const metric of impactMetrics) own.impact.add(metric);
   }
 
   /**
@@ -188,9 +257,7 @@ export class UsageAggregator {
    */
   take(): AppBucket[] {
     this.collectTallies();
-    const taken = [...this.buckets.values()].filter(
-      (bucket) => bucket.toggles.size > 0 || bucket.announced,
-    );
+    const taken = [...this.buckets.values()].filter(hasContent);
     this.buckets.clear();
     for (const bucket of taken) {
       for (const [name, toggle] of bucket.toggles) {
@@ -214,14 +281,22 @@ export class UsageAggregator {
         const target = this.toggle(bucket, name, true) as ToggleCount;
         mergeToggle(target, toggle);
       }
+      for (const metric of old.impact.toWire()) bucket.impact.add(metric, true);
+      if (bucket.appName !== old.appName) continue;
+      for (const [instance, registration] of old.registrations) {
+        if (
+          !bucket.registrations.has(instance) &&
+          bucket.registrations.size < this.maxRegistrations
+        )
+          bucket.registrations.set(instance, registration);
+      }
     }
   }
 
   /** Whether anything is counted (tallies included). */
   get empty(): boolean {
     for (const tally of this.tallies) if (tally.dirty) return false;
-    for (const bucket of this.buckets.values())
-      if (bucket.toggles.size > 0 || bucket.announced) return false;
+    for (const bucket of this.buckets.values()) if (hasContent(bucket)) return false;
     return true;
   }
 
@@ -229,9 +304,10 @@ export class UsageAggregator {
     const own = () => this.bucket(this.options.appName, this.options.environment);
     for (const tally of this.tallies) {
       if (!tally.dirty) {
-        // A replaced snapshot is dropped once a collection found it idle: requests that were
-        // still using it when it was replaced have finished counting by then.
-        if (tally !== this.current) this.tallies.delete(tally);
+        // A released snapshot is dropped once a collection finds it idle: requests that were
+        // still using it when it was swapped out have finished counting by then. Snapshots still
+        // served (the environment's and each token scope's) stay, however long they are idle.
+        if (tally.released) this.tallies.delete(tally);
         continue;
       }
       tally.dirty = false;
@@ -264,9 +340,36 @@ export class UsageAggregator {
     if (this.buckets.size >= this.maxApps && appName !== this.options.appName) {
       return this.bucket(this.options.appName, this.options.environment);
     }
-    bucket = { appName, environment, start: this.now(), toggles: new Map(), announced: false };
+    bucket = {
+      appName,
+      environment,
+      start: this.now(),
+      toggles: new Map(),
+      announced: false,
+      impact: new ImpactMetrics(this.maxImpactSeries, this.countDropped),
+      registrations: new Map(),
+    };
     this.buckets.set(key, bucket);
     return bucket;
+  }
+
+  /** Adds reported counts of `name` (dropped when the bucket is full of unknown names). */
+  private addCounts(
+    bucket: AppBucket,
+    name: string,
+    yes: number,
+    no: number,
+    variants: Readonly<Record<string, number>> | null | undefined,
+  ): void {
+    const toggle = this.toggle(bucket, name);
+    if (toggle === undefined) return;
+    toggle.yes += yes;
+    toggle.no += no;
+    if (variants === null || variants === undefined) return;
+    for (const variant of Object.keys(variants)) {
+      const count = variants[variant] ?? 0;
+      if (count > 0) toggle.variants.set(variant, (toggle.variants.get(variant) ?? 0) + count);
+    }
   }
 
   /** The counts of `name` in `bucket`, or `undefined` when the bucket is full (`force`: always). */

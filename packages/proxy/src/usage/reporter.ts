@@ -1,37 +1,22 @@
+import { parseUnleashToken } from '../auth/unleash-token.js';
 import type { ProxyConfig } from '../config/load.js';
 import type { Logger } from '../config/options.js';
+import type { Environment, Environments } from '../sync/environments.js';
 import type { UpstreamClient } from '../sync/http-client.js';
 import { PROXY_VERSION, upstreamHeaders } from '../sync/upstream.js';
-import type { AppBucket, UsageAggregator } from './aggregator.js';
+import type { AppBucket } from './aggregator.js';
+import { appBatches, type Batch, bulkBatches, type Sender } from './batches.js';
 
-/** What the upstream answered to one report. */
-type SendOutcome = 'sent' | 'retry' | 'rejected';
+/** What the upstream answered to one body (`missing`: 404 to the bulk path). */
+type SendOutcome = 'sent' | 'retry' | 'rejected' | 'missing';
 
-/** The Unleash client metrics body of one application's bucket. */
-export function metricsBody(config: ProxyConfig, bucket: AppBucket, stop: number) {
-  const toggles: Record<string, { yes: number; no: number; variants: Record<string, number> }> = {};
-  for (const [name, toggle] of bucket.toggles) {
-    toggles[name] = {
-      yes: toggle.yes,
-      no: toggle.no,
-      variants: Object.fromEntries(toggle.variants),
-    };
-  }
-  return {
-    appName: bucket.appName,
-    instanceId: config.flagsInstanceId,
-    ...(bucket.environment === undefined ? {} : { environment: bucket.environment }),
-    sdkVersion: `flags-proxy:${PROXY_VERSION}`,
-    platformName: 'node',
-    platformVersion: process.versions.node,
-    yggdrasilVersion: null,
-    specVersion: '5.2.0',
-    bucket: {
-      start: new Date(bucket.start).toISOString(),
-      stop: new Date(Math.max(stop, bucket.start)).toISOString(),
-      toggles,
-    },
-  };
+/** Scheduled sends an environment skips at most after failures in a row (Edge: up to 11× the interval). */
+const MAX_SKIPPED_SENDS = 10;
+
+/** An environment's failures in a row (decayed by successes) and the scheduled sends it still skips. */
+interface Pace {
+  failures: number;
+  skip: number;
 }
 
 export interface ReporterTiming {
@@ -40,36 +25,50 @@ export interface ReporterTiming {
 }
 
 /**
- * Sends the aggregated usage metrics to `POST {flagsUrl}/client/metrics` every `metricsInterval`
- * ms plus a random share of `metricsJitter`, one body per reporting application. A bucket whose
- * send fails (network, 5xx, 429, 401/403, 404) is merged back and sent with the next one; a bucket
- * the upstream refuses as malformed (other 4xx) is dropped and logged, since resending cannot help.
- * `metricsInterval: 0` disables sending (counts are then not kept either).
+ * Sends every environment's usage metrics upstream every `metricsInterval` ms plus a random share
+ * of `metricsJitter`, with a client token of that environment (its first). The form is Unleash
+ * Edge's: `POST {flagsUrl}/client/metrics/bulk` bodies under 95 KiB; once the upstream answers 404
+ * there, per-application `POST {flagsUrl}/client/metrics` bodies from then on. An environment
+ * synced with a plain (not Unleash-format) token always uses the per-application form: bulk
+ * entries must name their environment, and only the upstream knows that token's.
+ *
+ * A body whose send fails (network, 5xx, 429, 401/403, 404) is merged back and sent with the next
+ * one, and that environment's scheduled sends back off (skipping up to `MAX_SKIPPED_SENDS`); a body
+ * the upstream refuses as malformed (other 4xx) is dropped and logged, since resending cannot
+ * help. `metricsInterval: 0` disables sending (counts are then not kept either).
  */
 export class MetricsReporter {
   private timer: NodeJS.Timeout | undefined;
   private stopped = true;
   private inFlight: Promise<void> | undefined;
-  private readonly url: URL;
-  private readonly headers: Record<string, string>;
+  private readonly bulkUrl: URL;
+  private readonly appUrl: URL;
+  private readonly sender: Sender;
+  private readonly platform = { name: 'node', version: process.versions.node };
+  /** The upstream answered 404 to the bulk path: it only takes per-application bodies. */
+  private bulkMissing = false;
+  private readonly paces = new Map<Environment, Pace>();
   private readonly random: () => number;
   private readonly now: () => number;
 
   constructor(
     private readonly config: ProxyConfig,
-    private readonly aggregator: UsageAggregator,
+    private readonly environments: Environments,
     private readonly upstream: UpstreamClient,
     private readonly log: Logger,
     timing: ReporterTiming = {},
   ) {
-    this.url = new URL('client/metrics', config.flagsUrl);
-    this.headers = {
-      ...upstreamHeaders(config),
-      'content-type': 'application/json',
-      'unleash-interval': String(config.metricsInterval),
-    };
+    this.bulkUrl = new URL('client/metrics/bulk', config.flagsUrl);
+    this.appUrl = new URL('client/metrics', config.flagsUrl);
     this.random = timing.random ?? Math.random;
     this.now = timing.now ?? Date.now;
+    this.sender = {
+      appName: config.flagsAppName,
+      instanceId: config.flagsInstanceId,
+      sdkVersion: `flags-proxy:${PROXY_VERSION}`,
+      started: new Date(this.now()).toISOString(),
+      interval: config.metricsInterval,
+    };
   }
 
   get enabled(): boolean {
@@ -91,10 +90,14 @@ export class MetricsReporter {
     if (this.enabled) await this.flush();
   }
 
-  /** Sends every non-empty bucket now; resolves when done (never throws). */
+  /** Sends every environment's counts now, backing off or not; resolves when done (never throws). */
   flush(): Promise<void> {
+    return this.enqueue(false);
+  }
+
+  private enqueue(scheduled: boolean): Promise<void> {
     const previous = this.inFlight ?? Promise.resolve();
-    const next = previous.then(() => this.sendAll());
+    const next = previous.then(() => this.sendAll(scheduled));
     this.inFlight = next;
     return next;
   }
@@ -103,43 +106,102 @@ export class MetricsReporter {
     const delay =
       this.config.metricsInterval + Math.floor(this.random() * this.config.metricsJitter);
     this.timer = setTimeout(() => {
-      void this.flush().then(() => {
+      void this.enqueue(true).then(() => {
         if (!this.stopped) this.schedule();
       });
     }, delay);
     this.timer.unref();
   }
 
-  private async sendAll(): Promise<void> {
-    const buckets = this.aggregator.take();
-    if (this.aggregator.dropped > 0) {
-      this.log.warn(
-        { dropped: this.aggregator.dropped },
-        'usage metrics for unknown flag names were dropped (too many distinct names)',
-      );
-      this.aggregator.dropped = 0;
-    }
-    if (buckets.length === 0) return;
-    const stop = this.now();
-    const failed: AppBucket[] = [];
-    for (const bucket of buckets) {
-      const outcome = await this.send(bucket, stop);
-      if (outcome === 'retry') failed.push(bucket);
-    }
-    if (failed.length > 0) this.aggregator.restore(failed);
+  /** One environment failing or slow never holds up another. */
+  private async sendAll(scheduled: boolean): Promise<void> {
+    await Promise.all(
+      this.environments.all().map((environment) => this.sendEnvironment(environment, scheduled)),
+    );
   }
 
-  private async send(bucket: AppBucket, stop: number): Promise<SendOutcome> {
+  private async sendEnvironment(environment: Environment, scheduled: boolean): Promise<void> {
+    const usage = environment.usage;
+    if (usage === undefined) return;
+    const pace = this.paceOf(environment);
+    if (scheduled && pace.skip > 0) {
+      pace.skip--;
+      return;
+    }
+    const buckets = usage.take();
+    if (usage.dropped > 0) {
+      this.log.warn(
+        { dropped: usage.dropped, environment: environment.name },
+        'usage metrics were dropped (too many distinct flag names or impact-metric series)',
+      );
+      usage.dropped = 0;
+    }
+    if (buckets.length === 0) return;
+    const token = environment.tokens[0] as string;
+    const stop = this.now();
+    const failed: AppBucket[] = [];
+    let perApp: AppBucket[] = buckets;
+    if (!this.bulkMissing && parseUnleashToken(token) !== undefined) {
+      perApp = [];
+      for (const batch of bulkBatches(buckets, environment.name, this.sender, stop)) {
+        const outcome = this.bulkMissing
+          ? 'missing'
+          : await this.send(this.bulkUrl, token, batch, environment.name);
+        if (outcome === 'missing') perApp.push(...batch.buckets);
+        else if (outcome === 'retry') failed.push(...batch.buckets);
+      }
+    }
+    for (const batch of appBatches(perApp, this.sender, this.platform, stop)) {
+      if ((await this.send(this.appUrl, token, batch, environment.name)) === 'retry')
+        failed.push(...batch.buckets);
+    }
+    if (failed.length === 0) {
+      pace.failures = Math.max(0, pace.failures - 1);
+      return;
+    }
+    usage.restore(failed);
+    pace.failures = Math.min(pace.failures + 1, MAX_SKIPPED_SENDS);
+    pace.skip = pace.failures;
+  }
+
+  private paceOf(environment: Environment): Pace {
+    let pace = this.paces.get(environment);
+    if (pace === undefined) {
+      pace = { failures: 0, skip: 0 };
+      this.paces.set(environment, pace);
+    }
+    return pace;
+  }
+
+  private async send(
+    url: URL,
+    token: string,
+    batch: Batch,
+    environment: string,
+  ): Promise<SendOutcome> {
     try {
-      const response = await this.upstream.request(this.url, {
+      const response = await this.upstream.request(url, {
         method: 'POST',
-        headers: this.headers,
-        body: JSON.stringify(metricsBody(this.config, bucket, stop)),
+        headers: {
+          ...upstreamHeaders(this.config),
+          authorization: token,
+          'content-type': 'application/json',
+          'unleash-interval': String(this.config.metricsInterval),
+        },
+        body: batch.body,
         timeoutMs: this.config.upstreamTimeoutMs,
       });
       await response.dump();
       const status = response.status;
       if (status >= 200 && status < 300) return 'sent';
+      if (status === 404 && url === this.bulkUrl) {
+        this.bulkMissing = true;
+        this.log.info(
+          { url: url.href },
+          'upstream has no bulk metrics endpoint (404); usage metrics go to /client/metrics per application from now on',
+        );
+        return 'missing';
+      }
       const retryable =
         status >= 500 ||
         status === 401 ||
@@ -149,19 +211,19 @@ export class MetricsReporter {
         status === 429;
       if (retryable) {
         this.log.warn(
-          { status, url: this.url.href, appName: bucket.appName },
+          { status, url: url.href, environment },
           'upstream did not take the usage metrics; they are kept for the next send',
         );
         return 'retry';
       }
       this.log.error(
-        { status, url: this.url.href, appName: bucket.appName },
+        { status, url: url.href, environment },
         'upstream rejected the usage metrics as invalid; they are dropped',
       );
       return 'rejected';
     } catch (error) {
       this.log.warn(
-        { err: error instanceof Error ? error.message : String(error), url: this.url.href },
+        { err: error instanceof Error ? error.message : String(error), url: url.href, environment },
         'sending usage metrics failed; they are kept for the next send',
       );
       return 'retry';

@@ -9,11 +9,30 @@ declare module 'fastify' {
   }
 }
 
+/** An `onRequest` hook that authenticates the request or throws the 401/403 answer. */
+export type TokenGuard = (request: FastifyRequest) => Promise<void>;
+
+/** The API each kind of token is for, as the 403 answer names it. */
+const API_OF: Readonly<Record<TokenType, string>> = {
+  admin: 'the admin API',
+  client: 'the client API',
+  frontend: 'the frontend API',
+};
+
+/** Each kind of token as the 403 answer names it. */
+const A_TOKEN_OF: Readonly<Record<TokenType, string>> = {
+  admin: 'an admin token',
+  client: 'a client token',
+  frontend: 'a frontend token',
+};
+
 /**
  * An `onRequest` hook admitting only tokens of `type`. Missing or unknown token → 401; a valid
- * token of the other type → 403. `Authorization: Bearer <token>` is accepted too.
+ * token of another type → 403 (so a frontend token, which browsers hold, never reads strategies
+ * on the client API, and a client token never evaluates on the frontend API). `Authorization:
+ * Bearer <token>` is accepted too.
  */
-export function tokenGuard(store: TokenStore, type: TokenType) {
+export function tokenGuard(store: TokenStore, type: TokenType): TokenGuard {
   return async function checkToken(request: FastifyRequest): Promise<void> {
     const header = request.headers.authorization;
     if (!header) throw new ApiError('UNAUTHORIZED');
@@ -23,11 +42,20 @@ export function tokenGuard(store: TokenStore, type: TokenType) {
     if (token.type !== type) {
       throw new ApiError(
         'FORBIDDEN',
-        type === 'admin'
-          ? 'A client token cannot be used on the admin API; use an admin token.'
-          : 'An admin token cannot be used on the client API; use a client token.',
+        `${A_TOKEN_OF[token.type].replace('a', 'A')} cannot be used on ${API_OF[type]}; use ${A_TOKEN_OF[type]}.`,
       );
     }
     request.apiToken = token;
   };
+}
+
+/** One guard per API: `admin` for `/api/admin`, `client` for `/api/client`, `frontend` for `/api/frontend`. */
+export type TokenGuards = Readonly<Record<TokenType, TokenGuard>>;
+
+export function tokenGuards(store: TokenStore): TokenGuards {
+  return Object.freeze({
+    admin: tokenGuard(store, 'admin'),
+    client: tokenGuard(store, 'client'),
+    frontend: tokenGuard(store, 'frontend'),
+  });
 }

@@ -25,6 +25,7 @@ function resolve(options: Options, overrides: ServerOptions) {
     dataDir: unset('dataDir') ? undefined : options.dataDir,
     adminTokens: options.adminTokens,
     clientTokens: options.clientTokens,
+    frontendTokens: options.frontendTokens,
     publicUrl: new URL(options.publicUrl),
     logLevel: options.logLevel,
     jsonLogger: options.jsonLogger,
@@ -32,6 +33,8 @@ function resolve(options: Options, overrides: ServerOptions) {
     importBodyLimitBytes: options.importBodyLimitBytes,
     revisionCheckMs: options.revisionCheckMs,
     signupsPerMinute: options.signupsPerMinute,
+    /** `POST /edge/validate` requests accepted per client address and minute. */
+    edgeValidatePerMinute: options.edgeValidatePerMinute,
     /**
      * Which forwarded-for headers to believe for the client address: `false` (none, the socket's
      * address), `true` (all), a hop count, or the addresses/ranges of the trusted proxies.

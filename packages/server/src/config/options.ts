@@ -16,7 +16,10 @@ export type LogLevel = (typeof LOG_LEVELS)[number];
 /** The insights snapshot sums the current ISO week's buckets: up to 7 days back. */
 export const MIN_METRICS_RETENTION_DAYS = 7;
 
-/** `project:environment.secret`, whose environment is never `*` (`*:development.…` is fine). */
+/**
+ * `project:environment.secret`, whose environment is never `*` (`*:development.…` is fine): the
+ * form of configured client and frontend tokens.
+ */
 export const CLIENT_TOKEN_PATTERN = '^([^:]+):(?!\\*\\.)([^.]+)\\.(.+)$';
 
 const number = (raw: string) => Number(raw);
@@ -76,6 +79,17 @@ export const serverSchema = Type.Object({
       doc: 'Comma-separated client tokens `project:environment.secret` (`*` = all projects) created at start (if missing); a token an earlier value created and this one lacks is deleted at start. Secrets under 32 characters get a warning.',
     },
   ),
+  frontendTokens: option(
+    Type.Array(Type.String({ pattern: CLIENT_TOKEN_PATTERN }), {
+      title: 'a list of frontend tokens project:environment.secret',
+    }),
+    {
+      env: ['FLAGS_FRONTEND_TOKENS'],
+      default: [],
+      secret: true,
+      doc: 'Comma-separated frontend tokens `project:environment.secret` (`*` = all projects; for frontend SDKs, accepted on the frontend API only) created at start (if missing); a token an earlier value created and this one lacks is deleted at start. Secrets under 32 characters get a warning.',
+    },
+  ),
   publicUrl: option(Type.Unsafe<string | URL>(Type.String({ format: 'url' })), {
     env: ['PUBLIC_URL'],
     default: 'http://localhost:4242',
@@ -116,6 +130,12 @@ export const serverSchema = Type.Object({
     fromEnv: number,
     doc: 'Public signups (`POST /invite/:token/signup`) accepted per client address and minute; more get 429.',
   }),
+  edgeValidatePerMinute: option(positive(), {
+    env: ['EDGE_VALIDATE_RATE_LIMIT_PER_MINUTE'],
+    default: 600,
+    fromEnv: number,
+    doc: '`POST /edge/validate` requests (no token needed; up to 500 tokens each) accepted per client address and minute; more get 429.',
+  }),
   trustProxy: option(
     Type.Union(
       [
@@ -129,7 +149,7 @@ export const serverSchema = Type.Object({
       env: ['TRUST_PROXY'],
       default: false,
       fromEnv: trustProxyFromEnv,
-      doc: 'Client address from `X-Forwarded-For` behind load balancers (for the signup limit and logs): `true` (trust all), `false`, a hop count, or comma-separated trusted proxy IPs/CIDRs (`loopback`, `linklocal`, `uniquelocal` allowed).',
+      doc: 'Client address from `X-Forwarded-For` behind load balancers (for the signup and `/edge/validate` limits, registrations and logs): `true` (trust all), `false`, a hop count, or comma-separated trusted proxy IPs/CIDRs (`loopback`, `linklocal`, `uniquelocal` allowed).',
     },
   ),
   clientInstanceRetentionDays: option(positive(), {

@@ -271,6 +271,58 @@ for (const backend of backends) {
       assert.equal(bad.json().name, 'BadDataError');
     });
 
+    it('combines the project, namePrefix and tag filters (each narrows the others)', async () => {
+      const view = async (query: string) => (await get(`/api/client/features?${query}`)).json();
+      const all = await view('project=default&namePrefix=dark&tag=team:design&tag=team:payments');
+      assert.deepEqual(names(all), ['dark-mode']);
+      assert.deepEqual(all.query, {
+        tag: [
+          ['team', 'design'],
+          ['team', 'payments'],
+        ],
+        project: ['default'],
+        namePrefix: 'dark',
+        environment: 'development',
+        inlineSegmentConstraints: true,
+      });
+      assert.deepEqual(names(await view('namePrefix=checkout&tag=team:payments')), ['checkout-v2']);
+      assert.deepEqual(names(await view('namePrefix=checkout&tag=team:design')), []);
+      assert.deepEqual(names(await view('project=mobile&tag=team:design')), []);
+      // app-rating was archived above.
+      assert.deepEqual(names(await view('project=mobile&project=default&namePrefix=app')), [
+        'app-store',
+      ]);
+    });
+
+    it('serves one flag by name only within the token: another project is a 404', async () => {
+      const created = await app.inject({
+        method: 'POST',
+        url: '/api/admin/api-tokens',
+        headers: admin,
+        payload: { tokenName: 'mobile-dev', type: 'client', projects: ['mobile'] },
+      });
+      const mobile = { authorization: created.json().secret as string };
+      const own = await get('/api/client/features/app-store', mobile);
+      assert.equal(own.statusCode, 200);
+      assert.equal(own.json().project, 'mobile');
+      // Archived (by the ETag test above): gone by name too.
+      assert.equal((await get('/api/client/features/app-rating', mobile)).statusCode, 404);
+      const foreign = await get('/api/client/features/dark-mode', mobile);
+      assert.equal(foreign.statusCode, 404);
+      assert.deepEqual(foreign.json(), {
+        name: 'NotFoundError',
+        message: 'Could not find feature flag dark-mode',
+        details: [{ message: 'Could not find feature flag dark-mode' }],
+      });
+      // The flag as the token's environment has it: the production token, production's state.
+      const prod = { authorization: PROD_TOKEN };
+      const prodAll = (await get('/api/client/features', prod)).json();
+      assert.deepEqual(
+        (await get('/api/client/features/dark-mode', prod)).json(),
+        prodAll.features.find((f: { name: string }) => f.name === 'dark-mode'),
+      );
+    });
+
     it('scopes by the token: environment and projects, never widened by filters', async () => {
       const created = await app.inject({
         method: 'POST',
@@ -343,6 +395,70 @@ for (const backend of backends) {
         payload: { appName: 'a' },
       });
       assert.equal(noToken.statusCode, 401);
+    });
+
+    it('records the UNLEASH-* and Unleash-Interval headers with a registration; body fields win', async () => {
+      const register = (payload: object, headers: Record<string, string>) =>
+        app.inject({
+          method: 'POST',
+          url: '/api/client/register',
+          headers: { authorization: DEV_TOKEN, ...headers },
+          payload,
+        });
+      const headers = {
+        'unleash-appname': 'billing',
+        'unleash-instanceid': 'billing-7',
+        'unleash-connection-id': 'b0e2c3f4-conn',
+        'unleash-sdk': 'unleash-client-node:6.4.0',
+        'unleash-interval': '15000',
+      };
+      assert.equal((await register({ appName: 'billing' }, headers)).statusCode, 202);
+      assert.equal(
+        (
+          await register(
+            {
+              appName: 'billing',
+              instanceId: 'billing-8',
+              sdkVersion: 'unleash-client-node:6.5.0',
+              interval: 30000,
+              connectionId: 'from-body',
+            },
+            headers,
+          )
+        ).statusCode,
+        202,
+      );
+      const rows = await db.query(
+        `SELECT instance_id, environment, connection_id, sdk_version, interval_ms
+           FROM client_instances WHERE app_name = 'billing' ORDER BY instance_id`,
+      );
+      assert.deepEqual(rows, [
+        {
+          instance_id: 'billing-7',
+          environment: 'development',
+          connection_id: 'b0e2c3f4-conn',
+          sdk_version: 'unleash-client-node:6.4.0',
+          interval_ms: 15000,
+        },
+        {
+          instance_id: 'billing-8',
+          environment: 'development',
+          connection_id: 'from-body',
+          sdk_version: 'unleash-client-node:6.5.0',
+          interval_ms: 30000,
+        },
+      ]);
+      // A header that is not a whole number of milliseconds is not an interval.
+      await register(
+        { appName: 'billing', instanceId: 'billing-9' },
+        {
+          'unleash-interval': 'soon',
+        },
+      );
+      const [ninth] = await db.query<{ interval_ms: number | null }>(
+        `SELECT interval_ms FROM client_instances WHERE instance_id = 'billing-9'`,
+      );
+      assert.equal(ninth?.interval_ms, null);
     });
 
     it('adds metrics into hourly buckets per flag, app and environment', async () => {

@@ -7,10 +7,28 @@ import type { NewApiToken, TokenStore } from './token-store.js';
 /** Below this many characters of secret (after any `project:environment.` scope), start warns. */
 export const MIN_SECRET_CHARS = 32;
 
-/** The tokens `FLAGS_ADMIN_TOKENS` and `FLAGS_CLIENT_TOKENS` configure. */
-export function configuredTokens(
-  config: Pick<ServerConfig, 'adminTokens' | 'clientTokens'>,
-): NewApiToken[] {
+type ConfiguredTokenSettings = Pick<
+  ServerConfig,
+  'adminTokens' | 'clientTokens' | 'frontendTokens'
+>;
+
+/** A configured `project:environment.secret` token of a scoped type. */
+function scopedToken(secret: string, type: 'client' | 'frontend'): NewApiToken {
+  // `loadConfig` has refused scoped tokens without a scope.
+  const scope = parseClientTokenScope(secret)!;
+  return {
+    secret,
+    tokenName: `${type} (configured)`,
+    type,
+    environment: scope.environment,
+    projects: [scope.project],
+    expiresAt: null,
+    source: 'config',
+  };
+}
+
+/** The tokens `FLAGS_ADMIN_TOKENS`, `FLAGS_CLIENT_TOKENS` and `FLAGS_FRONTEND_TOKENS` configure. */
+export function configuredTokens(config: ConfiguredTokenSettings): NewApiToken[] {
   const admin = config.adminTokens.map(
     (secret): NewApiToken => ({
       secret,
@@ -22,20 +40,11 @@ export function configuredTokens(
       source: 'config',
     }),
   );
-  const client = config.clientTokens.map((secret): NewApiToken => {
-    // `loadConfig` has refused client tokens without a scope.
-    const scope = parseClientTokenScope(secret)!;
-    return {
-      secret,
-      tokenName: 'client (configured)',
-      type: 'client',
-      environment: scope.environment,
-      projects: [scope.project],
-      expiresAt: null,
-      source: 'config',
-    };
-  });
-  return [...admin, ...client];
+  return [
+    ...admin,
+    ...config.clientTokens.map((secret) => scopedToken(secret, 'client')),
+    ...config.frontendTokens.map((secret) => scopedToken(secret, 'frontend')),
+  ];
 }
 
 /** The part of a token that is secret: what follows the scope prefix, if it has one. */
@@ -50,7 +59,7 @@ function secretPart(token: string): string {
  * tokens, or each start revokes the others'.
  */
 export async function applyConfiguredTokens(
-  config: Pick<ServerConfig, 'adminTokens' | 'clientTokens'>,
+  config: ConfiguredTokenSettings,
   db: Database,
   store: TokenStore,
   log: FastifyBaseLogger,
@@ -64,7 +73,7 @@ export async function applyConfiguredTokens(
   for (const token of deleted) {
     log.info(
       { token: token.masked, type: token.type },
-      'token deleted: it is no longer in FLAGS_ADMIN_TOKENS or FLAGS_CLIENT_TOKENS',
+      'token deleted: it is no longer in FLAGS_ADMIN_TOKENS, FLAGS_CLIENT_TOKENS or FLAGS_FRONTEND_TOKENS',
     );
   }
   for (const { secret } of configured) {

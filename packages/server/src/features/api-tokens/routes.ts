@@ -1,14 +1,16 @@
 import type { JsonSchemaToTsProvider } from '@fastify/type-provider-json-schema-to-ts';
 import {
+  type ApiTokenCreate,
   type ApiTokenJson,
   apiTokenCreateSchema,
   apiTokenSchema,
   apiTokensSchema,
 } from '@flags/schemas';
-import type { FastifyInstance, FastifyRequest } from 'fastify';
+import type { FastifyInstance } from 'fastify';
+import type { TokenGuard } from '../../auth/token-guard.js';
 import type { Database } from '../../db/database.js';
 import { ApiError } from '../../errors.js';
-import { type ApiToken, newSecret, type TokenStore } from './token-store.js';
+import { type ApiToken, newSecret, type TokenStore, type TokenType } from './token-store.js';
 
 /**
  * The wire form of a token (Unleash names, see `apiTokenSchema`): `secret` is the whole secret in
@@ -28,11 +30,61 @@ export function tokenJson(token: ApiToken, secret?: string): ApiTokenJson {
   };
 }
 
+interface TokenScope {
+  readonly environment: string | null;
+  readonly projects: readonly string[];
+}
+
+/** The stored type of a requested one: any case; `backend` (Unleash's newer name) is `client`. */
+function tokenType(requested: ApiTokenCreate['type']): TokenType {
+  const type = requested.toLowerCase();
+  return type === 'admin' || type === 'frontend' ? type : 'client';
+}
+
+function adminScope(body: ApiTokenCreate): TokenScope {
+  if ((body.environment && body.environment !== '*') || (body.project && body.project !== '*')) {
+    throw new ApiError('BAD_DATA', 'An admin token cannot be scoped to a project or environment.');
+  }
+  return { environment: null, projects: ['*'] };
+}
+
+/**
+ * The scope of a client or frontend token: exactly one existing environment (`development` when
+ * none is given, as in Unleash; never `*`) and existing projects, or `*` for all of them.
+ */
+async function scopeOf(
+  db: Database,
+  type: Exclude<TokenType, 'admin'>,
+  body: ApiTokenCreate,
+): Promise<TokenScope> {
+  const environment = body.environment ?? 'development';
+  if (environment === '*') {
+    throw new ApiError('BAD_DATA', `A ${type} token cannot be scoped to all environments.`);
+  }
+  const projects = [...new Set(body.projects ?? [body.project ?? '*'])];
+  const wanted = projects.filter((project) => project !== '*');
+  const [environments, known] = await Promise.all([
+    db.query('SELECT 1 FROM environments WHERE name = $1', [environment]),
+    db.query<{ id: string }>(
+      'SELECT id FROM projects WHERE id IN (SELECT jsonb_array_elements_text($1::jsonb))',
+      [JSON.stringify(wanted)],
+    ),
+  ]);
+  if (environments.length === 0) {
+    throw new ApiError('BAD_DATA', `Environment "${environment}" does not exist.`);
+  }
+  const missing = wanted.filter((project) => !known.some((row) => row.id === project));
+  if (missing.length > 0) {
+    throw new ApiError('BAD_DATA', `Projects do not exist: ${missing.join(', ')}.`);
+  }
+  return { environment, projects: projects.includes('*') ? ['*'] : projects };
+}
+
 export function apiTokenRoutes(
   app: FastifyInstance,
   db: Database,
   store: TokenStore,
-  guard: (request: FastifyRequest) => Promise<void>,
+  guard: TokenGuard,
 ): void {
   const typed = app.withTypeProvider<JsonSchemaToTsProvider>();
 
@@ -51,73 +103,22 @@ export function apiTokenRoutes(
       const body = request.body;
       const tokenName = body.tokenName ?? body.username;
       if (!tokenName) throw new ApiError('BAD_DATA', 'tokenName is required.');
-      const type = body.type.toLowerCase() === 'admin' ? 'admin' : 'client';
-      const expiresAt = body.expiresAt ? new Date(body.expiresAt) : null;
-      let secret: string;
-      let token: ApiToken | undefined;
-      if (type === 'admin') {
-        if (
-          (body.environment && body.environment !== '*') ||
-          (body.project && body.project !== '*')
-        ) {
-          throw new ApiError(
-            'BAD_DATA',
-            'An admin token cannot be scoped to a project or environment.',
-          );
-        }
-        secret = newSecret(['*'], null);
-        token = await db.transaction((tx) =>
-          store.insert(
-            {
-              secret,
-              tokenName,
-              type,
-              environment: null,
-              projects: ['*'],
-              expiresAt,
-              source: 'api',
-            },
-            tx,
-          ),
-        );
-      } else {
-        const environment = body.environment ?? 'development';
-        if (environment === '*') {
-          throw new ApiError('BAD_DATA', 'A client token cannot be scoped to all environments.');
-        }
-        const projects = [...new Set(body.projects ?? [body.project ?? '*'])];
-        const wanted = projects.filter((project) => project !== '*');
-        const [environments, known] = await Promise.all([
-          db.query('SELECT 1 FROM environments WHERE name = $1', [environment]),
-          db.query<{ id: string }>(
-            'SELECT id FROM projects WHERE id IN (SELECT jsonb_array_elements_text($1::jsonb))',
-            [JSON.stringify(wanted)],
-          ),
-        ]);
-        if (environments.length === 0) {
-          throw new ApiError('BAD_DATA', `Environment "${environment}" does not exist.`);
-        }
-        const missing = wanted.filter((project) => !known.some((row) => row.id === project));
-        if (missing.length > 0) {
-          throw new ApiError('BAD_DATA', `Projects do not exist: ${missing.join(', ')}.`);
-        }
-        const scope = projects.includes('*') ? ['*'] : projects;
-        secret = newSecret(scope, environment);
-        token = await db.transaction((tx) =>
-          store.insert(
-            {
-              secret,
-              tokenName,
-              type,
-              environment,
-              projects: scope,
-              expiresAt,
-              source: 'api',
-            },
-            tx,
-          ),
-        );
-      }
+      const type = tokenType(body.type);
+      const scope = type === 'admin' ? adminScope(body) : await scopeOf(db, type, body);
+      const secret = newSecret(scope.projects, scope.environment);
+      const token = await db.transaction((tx) =>
+        store.insert(
+          {
+            secret,
+            tokenName,
+            type,
+            ...scope,
+            expiresAt: body.expiresAt ? new Date(body.expiresAt) : null,
+            source: 'api',
+          },
+          tx,
+        ),
+      );
       store.changed();
       if (!token) throw new ApiError('INTERNAL');
       return reply.status(201).header('location', 'api-tokens').send(tokenJson(token, secret));

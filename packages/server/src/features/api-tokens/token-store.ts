@@ -1,10 +1,11 @@
 import { randomBytes } from 'node:crypto';
+import type { ApiTokenType } from '@flags/schemas';
 import { hashSecret, idFromKey } from '../../auth/secrets.js';
 import { maskToken } from '../../config/load.js';
 import type { Database, Queryable } from '../../db/database.js';
 import { bumpTokenRevision, type RevisionTracker } from '../../revision.js';
 
-export type TokenType = 'admin' | 'client';
+export type TokenType = ApiTokenType;
 
 /** Who created a token: configuration (`FLAGS_*_TOKENS`, kept in step at start) or the admin API. */
 export type TokenSource = 'config' | 'api';
@@ -17,7 +18,7 @@ export interface ApiToken {
   readonly masked: string;
   readonly tokenName: string;
   readonly type: TokenType;
-  /** `null` for admin tokens (all environments). */
+  /** `null` for admin tokens (all environments); client and frontend tokens have one. */
   readonly environment: string | null;
   /** `['*']` = every project. */
   readonly projects: readonly string[];
@@ -89,8 +90,22 @@ export class TokenStore {
    * SHA-256), so no constant-time comparison is needed.
    */
   async lookup(secret: string): Promise<ApiToken | undefined> {
+    await this.fresh();
+    return this.find(secret);
+  }
+
+  /** `lookup` for each secret, against one view of the tokens (same order, same rules). */
+  async lookupAll(secrets: readonly string[]): Promise<(ApiToken | undefined)[]> {
+    await this.fresh();
+    return secrets.map((secret) => this.find(secret));
+  }
+
+  private async fresh(): Promise<void> {
     const revisions = await this.revisions.current();
     if (revisions.tokens !== this.loadedRevision) await this.reload(revisions.tokens);
+  }
+
+  private find(secret: string): ApiToken | undefined {
     const token = this.byHash.get(hashSecret(secret));
     if (!token) return undefined;
     if (token.expiresAt && token.expiresAt.getTime() <= this.now().getTime()) return undefined;

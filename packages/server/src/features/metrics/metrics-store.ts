@@ -1,5 +1,6 @@
-import type { ClientMetrics, ClientRegister } from '@flags/schemas';
-import type { Database } from '../../db/database.js';
+import type { BulkMetric, ClientMetrics } from '@flags/schemas';
+import type { Queryable } from '../../db/database.js';
+import type { SdkInstance } from './sdk-instance.js';
 
 const HOUR_MS = 3_600_000;
 
@@ -10,96 +11,209 @@ function instantMs(value: string | number): number {
   return ms >= 0 && ms < 253_402_300_800_000 ? ms : Number.NaN;
 }
 
+/** One flag's counts for one application at one instant (added into that instant's hour). */
+export interface MetricCounts {
+  readonly featureName: string;
+  readonly appName: string;
+  readonly atMs: number;
+  readonly yes: number;
+  readonly no: number;
+  readonly variants: Readonly<Record<string, number>> | null | undefined;
+}
+
 /**
- * Adds one metrics report into the hourly buckets (keyed by flag, app, environment and the hour
- * the bucket stopped in). Flags unknown to the server and all-zero rows are dropped.
- * Returns false when the bucket dates cannot be parsed.
+ * The counts of a `/api/client/metrics` report, at the instant its bucket stopped; undefined when
+ * the bucket dates cannot be parsed.
  */
-export async function recordMetrics(
-  db: Database,
-  environment: string,
-  body: ClientMetrics,
-): Promise<boolean> {
+export function countsOfReport(body: ClientMetrics): MetricCounts[] | undefined {
   const bucket = body.bucket;
-  if (!bucket) return true;
+  if (!bucket) return [];
   const stop = instantMs(bucket.stop);
-  if (Number.isNaN(stop) || Number.isNaN(instantMs(bucket.start))) return false;
-  const hour = new Date(Math.floor(stop / HOUR_MS) * HOUR_MS);
-  const counts: { name: string; yes: number; no: number }[] = [];
-  const variants: { name: string; variant: string; count: number }[] = [];
-  for (const [name, toggle] of Object.entries(bucket.toggles)) {
-    if (toggle.yes > 0 || toggle.no > 0) counts.push({ name, yes: toggle.yes, no: toggle.no });
-    if (toggle.variants) {
-      for (const [variant, count] of Object.entries(toggle.variants)) {
-        if (count > 0) variants.push({ name, variant, count });
+  if (Number.isNaN(stop) || Number.isNaN(instantMs(bucket.start))) return undefined;
+  return Object.entries(bucket.toggles).map(([featureName, toggle]) => ({
+    featureName,
+    appName: body.appName,
+    atMs: stop,
+    yes: toggle.yes,
+    no: toggle.no,
+    variants: toggle.variants,
+  }));
+}
+
+/**
+ * The counts of a bulk report's metrics that belong to `environment`, each at its `timestamp`
+ * (Unleash Edge sends its bucket's start); undefined when any timestamp cannot be parsed.
+ */
+export function countsOfBulk(
+  metrics: readonly BulkMetric[],
+  environment: string,
+): MetricCounts[] | undefined {
+  const counts: MetricCounts[] = [];
+  for (const metric of metrics) {
+    const atMs = instantMs(metric.timestamp);
+    if (Number.isNaN(atMs)) return undefined;
+    if (metric.environment !== environment) continue;
+    counts.push({
+      featureName: metric.featureName,
+      appName: metric.appName,
+      atMs,
+      yes: metric.yes,
+      no: metric.no,
+      variants: metric.variants,
+    });
+  }
+  return counts;
+}
+
+interface CountRow {
+  name: string;
+  app: string;
+  hour: string;
+  yes: number;
+  no: number;
+}
+
+interface VariantRow {
+  name: string;
+  app: string;
+  hour: string;
+  variant: string;
+  count: number;
+}
+
+/**
+ * Adds counts into the hourly buckets (keyed by flag, app, environment and hour). Flags unknown
+ * to the server and all-zero counts are dropped. Counts of one key are summed first: one
+ * statement's `ON CONFLICT DO UPDATE` may not touch a row twice.
+ */
+export async function recordCounts(
+  tx: Queryable,
+  environment: string,
+  counts: readonly MetricCounts[],
+): Promise<void> {
+  const totals = new Map<string, CountRow>();
+  const variantTotals = new Map<string, VariantRow>();
+  for (const entry of counts) {
+    const hour = new Date(Math.floor(entry.atMs / HOUR_MS) * HOUR_MS).toISOString();
+    const key = JSON.stringify([entry.featureName, entry.appName, hour]);
+    if (entry.yes > 0 || entry.no > 0) {
+      const total = totals.get(key);
+      if (total) {
+        total.yes += entry.yes;
+        total.no += entry.no;
+      } else {
+        totals.set(key, {
+          name: entry.featureName,
+          app: entry.appName,
+          hour,
+          yes: entry.yes,
+          no: entry.no,
+        });
+      }
+    }
+    for (const [variant, count] of Object.entries(entry.variants ?? {})) {
+      if (count <= 0) continue;
+      const variantKey = JSON.stringify([key, variant]);
+      const total = variantTotals.get(variantKey);
+      if (total) total.count += count;
+      else {
+        variantTotals.set(variantKey, {
+          name: entry.featureName,
+          app: entry.appName,
+          hour,
+          variant,
+          count,
+        });
       }
     }
   }
-  if (counts.length === 0 && variants.length === 0) return true;
-  await db.transaction(async (tx) => {
-    if (counts.length > 0) {
-      await tx.query(
-        `INSERT INTO client_metrics (feature_name, app_name, environment, hour, yes, no)
-         SELECT x.name, $2, $3, $4, x.yes, x.no
-           FROM jsonb_to_recordset($1::jsonb) AS x(name text, yes bigint, no bigint)
-           JOIN features f ON f.name = x.name
-         ON CONFLICT (feature_name, app_name, environment, hour)
-         DO UPDATE SET yes = client_metrics.yes + EXCLUDED.yes, no = client_metrics.no + EXCLUDED.no`,
-        [JSON.stringify(counts), body.appName, environment, hour],
-      );
-    }
-    if (variants.length > 0) {
-      await tx.query(
-        `INSERT INTO client_metrics_variants (feature_name, app_name, environment, hour, variant, count)
-         SELECT x.name, $2, $3, $4, x.variant, x.count
-           FROM jsonb_to_recordset($1::jsonb) AS x(name text, variant text, count bigint)
-           JOIN features f ON f.name = x.name
-         ON CONFLICT (feature_name, app_name, environment, hour, variant)
-         DO UPDATE SET count = client_metrics_variants.count + EXCLUDED.count`,
-        [JSON.stringify(variants), body.appName, environment, hour],
-      );
-    }
-  });
-  return true;
+  if (totals.size > 0) {
+    await tx.query(
+      `INSERT INTO client_metrics (feature_name, app_name, environment, hour, yes, no)
+       SELECT x.name, x.app, $2, x.hour, x.yes, x.no
+         FROM jsonb_to_recordset($1::jsonb)
+           AS x(name text, app text, hour timestamptz, yes bigint, no bigint)
+         JOIN features f ON f.name = x.name
+       ON CONFLICT (feature_name, app_name, environment, hour)
+       DO UPDATE SET yes = client_metrics.yes + EXCLUDED.yes, no = client_metrics.no + EXCLUDED.no`,
+      [JSON.stringify([...totals.values()]), environment],
+    );
+  }
+  if (variantTotals.size > 0) {
+    await tx.query(
+      `INSERT INTO client_metrics_variants (feature_name, app_name, environment, hour, variant, count)
+       SELECT x.name, x.app, $2, x.hour, x.variant, x.count
+         FROM jsonb_to_recordset($1::jsonb)
+           AS x(name text, app text, hour timestamptz, variant text, count bigint)
+         JOIN features f ON f.name = x.name
+       ON CONFLICT (feature_name, app_name, environment, hour, variant)
+       DO UPDATE SET count = client_metrics_variants.count + EXCLUDED.count`,
+      [JSON.stringify([...variantTotals.values()]), environment],
+    );
+  }
 }
 
-/** Records an SDK instance (`POST /api/client/register`, and every metrics report). */
-export async function recordInstance(
-  db: Database,
+/**
+ * Records SDK instances as seen (registrations, metrics reports, bulk reports' applications):
+ * their applications (with the strategies they report) and the instances in `environment`.
+ * One row per key and statement, the latest report winning.
+ */
+export async function recordInstances(
+  tx: Queryable,
   environment: string,
-  body: Pick<
-    ClientRegister,
-    'appName' | 'instanceId' | 'sdkVersion' | 'strategies' | 'started' | 'interval'
-  >,
+  instances: readonly SdkInstance[],
   clientIp: string,
 ): Promise<void> {
-  const instanceId = body.instanceId || 'default';
-  await db.transaction(async (tx) => {
-    await tx.query(
-      `INSERT INTO client_applications (app_name, strategies) VALUES ($1, $2::jsonb)
-       ON CONFLICT (app_name) DO UPDATE
-         SET seen_at = now(),
-             strategies = CASE WHEN $3 THEN EXCLUDED.strategies ELSE client_applications.strategies END`,
-      [body.appName, JSON.stringify(body.strategies ?? []), body.strategies !== undefined],
-    );
-    await tx.query(
-      `INSERT INTO client_instances (app_name, instance_id, environment, sdk_version, client_ip, started, interval_ms)
-       VALUES ($1, $2, $3, $4, $5, $6, $7)
-       ON CONFLICT (app_name, instance_id, environment) DO UPDATE
-         SET last_seen = now(),
-             sdk_version = COALESCE(EXCLUDED.sdk_version, client_instances.sdk_version),
-             client_ip = EXCLUDED.client_ip,
-             started = COALESCE(EXCLUDED.started, client_instances.started),
-             interval_ms = COALESCE(EXCLUDED.interval_ms, client_instances.interval_ms)`,
-      [
-        body.appName,
-        instanceId,
-        environment,
-        body.sdkVersion ?? null,
-        clientIp,
-        body.started === undefined ? null : String(body.started),
-        body.interval === undefined ? null : Math.min(Math.round(body.interval), 2_147_483_647),
-      ],
-    );
-  });
+  if (instances.length === 0) return;
+  const applications = new Map<string, readonly string[] | undefined>();
+  const latest = new Map<string, SdkInstance>();
+  for (const instance of instances) {
+    applications.set(instance.appName, instance.strategies ?? applications.get(instance.appName));
+    latest.set(JSON.stringify([instance.appName, instance.instanceId]), instance);
+  }
+  await tx.query(
+    `INSERT INTO client_applications (app_name, strategies)
+     SELECT x.app, COALESCE(x.strategies, '[]'::jsonb)
+       FROM jsonb_to_recordset($1::jsonb) AS x(app text, strategies jsonb)
+     ON CONFLICT (app_name) DO UPDATE
+       SET seen_at = now(),
+           -- The stored list stays unless this report carries one (EXCLUDED has '[]' then).
+           strategies = COALESCE(
+             (SELECT y.strategies FROM jsonb_to_recordset($1::jsonb) AS y(app text, strategies jsonb)
+               WHERE y.app = EXCLUDED.app_name),
+             client_applications.strategies)`,
+    [
+      JSON.stringify(
+        [...applications].map(([app, strategies]) => ({ app, strategies: strategies ?? null })),
+      ),
+    ],
+  );
+  await tx.query(
+    `INSERT INTO client_instances
+       (app_name, instance_id, environment, sdk_version, client_ip, started, interval_ms, connection_id)
+     SELECT x.app, x.instance, $2, x.sdk, $3, x.started, x.interval_ms, x.connection
+       FROM jsonb_to_recordset($1::jsonb)
+         AS x(app text, instance text, sdk text, started text, interval_ms integer, connection text)
+     ON CONFLICT (app_name, instance_id, environment) DO UPDATE
+       SET last_seen = now(),
+           sdk_version = COALESCE(EXCLUDED.sdk_version, client_instances.sdk_version),
+           client_ip = EXCLUDED.client_ip,
+           started = COALESCE(EXCLUDED.started, client_instances.started),
+           interval_ms = COALESCE(EXCLUDED.interval_ms, client_instances.interval_ms),
+           connection_id = COALESCE(EXCLUDED.connection_id, client_instances.connection_id)`,
+    [
+      JSON.stringify(
+        [...latest.values()].map((instance) => ({
+          app: instance.appName,
+          instance: instance.instanceId,
+          sdk: instance.sdkVersion,
+          started: instance.started,
+          interval_ms: instance.intervalMs,
+          connection: instance.connectionId,
+        })),
+      ),
+      environment,
+      clientIp,
+    ],
+  );
 }

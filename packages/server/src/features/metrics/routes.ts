@@ -1,14 +1,19 @@
 import type { JsonSchemaToTsProvider } from '@fastify/type-provider-json-schema-to-ts';
-import { clientMetricsSchema, clientRegisterSchema } from '@flags/schemas';
-import type { FastifyInstance, FastifyRequest } from 'fastify';
+import { bulkMetricsSchema, clientMetricsSchema, clientRegisterSchema } from '@flags/schemas';
+import type { FastifyInstance } from 'fastify';
+import type { TokenGuard } from '../../auth/token-guard.js';
 import type { Database } from '../../db/database.js';
 import { ApiError } from '../../errors.js';
-import { recordInstance, recordMetrics } from './metrics-store.js';
+import { countsOfBulk, countsOfReport, recordCounts, recordInstances } from './metrics-store.js';
+import { headerValue, sdkInstance } from './sdk-instance.js';
+
+/** `/api/client/metrics/edge` takes any JSON object: Edge's instance data, which is not stored. */
+const edgeInstanceDataSchema = { type: 'object' } as const;
 
 export function clientMetricsRoutes(
   app: FastifyInstance,
   db: Database,
-  guard: (request: FastifyRequest) => Promise<void>,
+  guard: TokenGuard,
   version: string,
 ): void {
   const typed = app.withTypeProvider<JsonSchemaToTsProvider>();
@@ -18,7 +23,8 @@ export function clientMetricsRoutes(
     { schema: { body: clientRegisterSchema }, onRequest: guard },
     async function clientPostRegister(request, reply) {
       const environment = request.apiToken.environment ?? 'default';
-      await recordInstance(db, environment, request.body, request.ip);
+      const instance = sdkInstance(request.body, request.headers);
+      await db.transaction((tx) => recordInstances(tx, environment, [instance], request.ip));
       return reply.status(202).header('x-unleash-version', version).send();
     },
   );
@@ -28,11 +34,51 @@ export function clientMetricsRoutes(
     { schema: { body: clientMetricsSchema }, onRequest: guard },
     async function clientPostMetrics(request, reply) {
       const environment = request.apiToken.environment ?? 'default';
-      const body = request.body;
-      if (!(await recordMetrics(db, environment, body))) {
+      const counts = countsOfReport(request.body);
+      if (!counts) {
         throw new ApiError('BAD_DATA', 'bucket.start and bucket.stop must be valid dates.');
       }
-      await recordInstance(db, environment, body, request.ip);
+      const instance = sdkInstance(request.body, request.headers);
+      await db.transaction(async (tx) => {
+        await recordCounts(tx, environment, counts);
+        await recordInstances(tx, environment, [instance], request.ip);
+      });
+      return reply.status(202).send();
+    },
+  );
+
+  typed.post(
+    '/api/client/metrics/bulk',
+    { schema: { body: bulkMetricsSchema }, onRequest: guard },
+    async function clientPostBulkMetrics(request, reply) {
+      const environment = request.apiToken.environment ?? 'default';
+      const { applications, metrics } = request.body;
+      // A token speaks for its own environment only: as unleash-server does, metrics and
+      // applications of other environments are dropped (and the answer is still 202).
+      const counts = countsOfBulk(metrics, environment);
+      if (!counts) throw new ApiError('BAD_DATA', 'Every metric timestamp must be a valid date.');
+      const instances = applications
+        .filter((application) => (application.environment ?? environment) === environment)
+        .map((application) => sdkInstance(application));
+      await db.transaction(async (tx) => {
+        await recordCounts(tx, environment, counts);
+        await recordInstances(tx, environment, instances, request.ip);
+      });
+      return reply.status(202).send();
+    },
+  );
+
+  typed.post(
+    '/api/client/metrics/edge',
+    { schema: { body: edgeInstanceDataSchema }, onRequest: guard },
+    async function clientPostEdgeInstanceData(request, reply) {
+      // Only the sender is recorded as seen, by the `UNLEASH-*` headers Edge sends upstream.
+      const appName = headerValue(request.headers, 'unleash-appname');
+      if (appName) {
+        const environment = request.apiToken.environment ?? 'default';
+        const instance = sdkInstance({ appName }, request.headers);
+        await db.transaction((tx) => recordInstances(tx, environment, [instance], request.ip));
+      }
       return reply.status(202).send();
     },
   );

@@ -1,0 +1,57 @@
+import type { FromSchema } from 'json-schema-to-ts';
+
+/** The most tokens one `POST /edge/validate` may ask about (more → 400). */
+export const MAX_VALIDATE_TOKENS = 500;
+
+/** The longest token string `POST /edge/validate` takes (Unleash tokens are under 200). */
+export const MAX_VALIDATE_TOKEN_LENGTH = 512;
+
+/**
+ * `POST /edge/validate` (no auth): an Unleash Edge (or flags-proxy) asking which of the tokens
+ * its callers presented are valid, before it serves them.
+ */
+export const edgeValidateRequestSchema = {
+  type: 'object',
+  required: ['tokens'],
+  properties: {
+    tokens: {
+      type: 'array',
+      maxItems: MAX_VALIDATE_TOKENS,
+      items: { type: 'string', maxLength: MAX_VALIDATE_TOKEN_LENGTH },
+    },
+  },
+} as const;
+
+/**
+ * The answer: the known, unexpired client and frontend tokens among those asked about, each as
+ * sent; unknown ones (and admin tokens) are left out, which Edge reads as invalid. Client tokens
+ * say `client`, never `backend`, which older Edge releases refuse (Edge issue #1130).
+ */
+export const edgeValidatedTokensSchema = {
+  type: 'object',
+  required: ['tokens'],
+  additionalProperties: false,
+  properties: {
+    tokens: {
+      type: 'array',
+      items: {
+        type: 'object',
+        required: ['token', 'type', 'environment', 'projects'],
+        additionalProperties: false,
+        properties: {
+          token: { type: 'string' },
+          type: { type: 'string', enum: ['client', 'frontend'] },
+          environment: { type: 'string' },
+          projects: {
+            type: 'array',
+            items: { type: 'string' },
+            description: '`["*"]` for every project.',
+          },
+        },
+      },
+    },
+  },
+} as const;
+
+export type EdgeValidateRequest = FromSchema<typeof edgeValidateRequestSchema>;
+export type EdgeValidatedTokens = FromSchema<typeof edgeValidatedTokensSchema>;
