@@ -25,7 +25,8 @@ import {
  * - no `currentTime` (unleash-server's frontend API would move it into `properties`): date
  *   constraints compare against the evaluation time, with dates far from it;
  * - variant weights as an Unleash export carries them: `variable` ones share what `fix` ones
- *   leave, evenly (unleash-server rewrites them so on import);
+ *   leave, evenly (unleash-server rewrites them so on import), and feature variants in name order
+ *   (unleash-server serves them so whatever order they were imported in);
  * - every enabled flag has a strategy (unleash-server adds one to a flag enabled without any);
  * - every strategy with strategy variants has a `groupId` (see `strategy`: without one, the
  *   implementations hash differently).
@@ -190,7 +191,10 @@ function featureVariants(p: SeededPicker): ImportVariant[] {
         }
       : {}),
   }));
-  return weighted(variants);
+  // In name order, as unleash-server serves them (and so exports them) whatever order they were
+  // imported in: the order decides which variant a hash falls on, and which variable weight gets
+  // the remainder.
+  return weighted(variants.sort((a, b) => a.name.localeCompare(b.name)));
 }
 
 function strategyVariants(p: SeededPicker): NonNullable<ImportStrategy['variants']> {
