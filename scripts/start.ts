@@ -15,6 +15,7 @@ const settings = {
   dataDir: resolve(env.DATA_DIR ?? 'data/demo'),
   adminToken: env.DEMO_ADMIN_TOKEN ?? '*:*.demo-admin-token',
   clientToken: env.DEMO_CLIENT_TOKEN ?? 'default:development.demo-client-token',
+  frontendToken: env.DEMO_FRONTEND_TOKEN ?? 'default:development.demo-frontend-token',
   clientKey: env.DEMO_CLIENT_KEY ?? 'demo-client-key',
   logLevel: env.LOG_LEVEL ?? 'warn',
 };
@@ -27,6 +28,7 @@ async function main(): Promise<void> {
     dataDir: settings.dataDir,
     adminTokens: [settings.adminToken],
     clientTokens: [settings.clientToken],
+    frontendTokens: [settings.frontendToken],
     logLevel: settings.logLevel as never,
   });
   const db = await openDatabase(serverConfig);
@@ -53,6 +55,7 @@ async function main(): Promise<void> {
       `flags is running (${seeded ? 'demo flags imported' : `data reused from ${settings.dataDir}`})`,
       '',
       `  flags-proxy   ${localProxy}/proxy          client key: ${settings.clientKey}`,
+      `                ${localProxy}/api/frontend   frontend token: ${settings.frontendToken}`,
       `  flags-server  ${serverUrl}/api            admin token: ${settings.adminToken}`,
       `                                                 client token: ${settings.clientToken}`,
       `  insights      ${serverUrl}/insights`,
@@ -62,6 +65,7 @@ async function main(): Promise<void> {
       '',
       'Try it:',
       `  curl -g -H 'Authorization: ${settings.clientKey}' '${localProxy}/proxy?userId=alice&properties[plan]=premium'`,
+      `  curl -g -H 'Authorization: ${settings.frontendToken}' '${localProxy}/api/frontend?userId=alice'`,
       '',
       'Ctrl-C stops both.',
       '',

@@ -97,6 +97,17 @@ describe('npm start', () => {
         assert.ok(alice.includes(name), `${name} is on for alice: ${alice}`);
       }
       assert.ok(!alice.includes('maintenance-mode'), 'maintenance-mode is switched off');
+      // The Unleash Edge form: the demo's frontend token on /api/frontend, validated upstream.
+      const token = /frontend token: (\S+)/.exec(first.output)?.[1];
+      assert.ok(token, `banner names the frontend token:\n${first.output}`);
+      const edge = await fetch(`${first.proxyUrl}/api/frontend?userId=alice`, {
+        headers: { authorization: token },
+      });
+      assert.equal(edge.status, 200);
+      const edgeNames = ((await edge.json()) as { toggles: { name: string }[] }).toggles.map(
+        (toggle) => toggle.name,
+      );
+      assert.ok(edgeNames.includes('dark-mode'), `${edgeNames}`);
       const anonymous = await enabledFlags(first, 'userId=zed&appVersion=1.0.0');
       assert.ok(!anonymous.includes('beta-banner'));
       assert.ok(!anonymous.includes('premium-reports'));
@@ -130,7 +141,11 @@ describe('npm start', () => {
       const db = await openDatabase(config);
       const server = await buildApp(config, { db, logger: false });
       try {
-        for (const token of ['*:*.demo-admin-token', 'default:development.demo-client-token']) {
+        for (const token of [
+          '*:*.demo-admin-token',
+          'default:development.demo-client-token',
+          'default:development.demo-frontend-token',
+        ]) {
           const url = token.startsWith('*:*') ? '/api/admin/projects' : '/api/client/features';
           const answer = await server.inject({ url, headers: { authorization: token } });
           assert.equal(answer.statusCode, 401, `${token} is unknown to flags-server on ./data`);
