@@ -1,6 +1,7 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import {
+  frontendQuery,
   type GeneratedContext,
   generateContexts,
   generateFlagSet,
@@ -23,18 +24,6 @@ interface Toggle {
   enabled: boolean;
   variant: { name: string; enabled: boolean; payload?: unknown };
   impressionData: boolean;
-}
-
-/** The frontend API's query for a context (`properties[name]=value` for properties). */
-function frontendQuery(context: GeneratedContext): string {
-  const query = new URLSearchParams();
-  for (const [key, value] of Object.entries(context)) {
-    if (typeof value === 'string') query.set(key, value);
-  }
-  for (const [key, value] of Object.entries(context.properties)) {
-    query.set(`properties[${key}]`, value);
-  }
-  return query.toString();
 }
 
 function enabledIn(environment: UnleashEnvironment): Set<string> {

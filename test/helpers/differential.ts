@@ -26,7 +26,8 @@ import {
  *   constraints compare against the evaluation time, with dates far from it;
  * - variant weights as an Unleash export carries them: `variable` ones share what `fix` ones
  *   leave, evenly (unleash-server rewrites them so on import);
- * - every enabled flag has a strategy (unleash-server adds one to a flag enabled without any).
+ * - every enabled flag has a strategy (unleash-server adds one to a flag enabled without any);
+ * - strategy variants only on gradual rollouts, which carry a `groupId`.
  */
 
 export interface FlagSet {
@@ -226,7 +227,9 @@ function strategy(p: SeededPicker, featureName: string, sortOrder: number): Impo
     parameters,
     constraints: Array.from({ length: constraintCount }, () => constraint(p)),
     segments: p.chance(0.2) ? [1 + p.int(SEGMENTS.length)] : [],
-    variants: p.chance(0.2) ? strategyVariants(p) : [],
+    // Strategy variants belong to gradual rollouts (Unleash offers them nowhere else), whose
+    // groupId hashes them: without one, unleash-client hashes "undefined" and the engine the flag name.
+    variants: p.chance(0.2) && kind === 'flexibleRollout' ? strategyVariants(p) : [],
     ...(p.chance(0.1) ? { title: `${kind} ${sortOrder}` } : {}),
     // A disabled strategy beside an enabled one: it must not count.
     ...(sortOrder > 0 && p.chance(0.15) ? { disabled: true } : {}),
@@ -376,4 +379,16 @@ export function generateContexts(seed: number, count = 200): GeneratedContext[] 
     if (p.chance(0.7)) context.appName = p.pick(APPS);
     return context;
   });
+}
+
+/** The frontend API's query for a context (`properties[name]=value` for properties). */
+export function frontendQuery(context: GeneratedContext): string {
+  const query = new URLSearchParams();
+  for (const [key, value] of Object.entries(context)) {
+    if (typeof value === 'string') query.set(key, value);
+  }
+  for (const [key, value] of Object.entries(context.properties)) {
+    query.set(`properties[${key}]`, value);
+  }
+  return query.toString();
 }
