@@ -29,9 +29,10 @@ import { MetricsReporter } from './usage/reporter.js';
 
 export { type AppDeps, buildApp } from './app.js';
 /*
- * Building blocks flags-server's frontend API reuses: its `/api/frontend` routes are these routes,
- * fed by its own snapshots (one `ProxyState` per environment) and admitted by its own token check
- * (an `AuthorizeHook`), so both services answer with one engine, one wire format and one ETag rule.
+ * Building blocks flags-server reuses: its `/api/frontend` routes are these routes, fed by its own
+ * snapshots (one `ProxyState` per environment) and admitted by its own token check (an
+ * `AuthorizeHook`), so both services answer with one engine, one wire format and one ETag rule
+ * (`ifNoneMatchHits`, which its client API's 304s follow too).
  */
 export type { AuthorizeHook } from './auth/access.js';
 export {
@@ -47,6 +48,7 @@ export { corsOptions, options as optionTable, proxySchema } from './config/optio
 export { Enrichers } from './context/enrichers.js';
 export { ProxyError } from './errors.js';
 export { keyedAnswerHeaders } from './http/cache-headers.js';
+export { ifNoneMatchHits } from './http/conditional.js';
 export { installCors } from './http/cors.js';
 export { AnswerWriter } from './http/serialize.js';
 export { allRoutes } from './routes/all.js';
