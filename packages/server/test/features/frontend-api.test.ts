@@ -18,6 +18,11 @@ import {
 
 const DEV_FRONTEND = '*:development.frontend-dev-secret';
 const PROD_FRONTEND = '*:production.frontend-prod-secret';
+/**
+ * Every app of a suite is configured with both: configured tokens are kept in step at start, so
+ * an app configured with fewer would delete the others from the shared database.
+ */
+const FRONTEND_TOKENS = [DEV_FRONTEND, PROD_FRONTEND];
 
 interface FlagSpec {
   readonly name: string;
@@ -137,7 +142,7 @@ for (const backend of backends) {
 
     before(async () => {
       ({ db, cleanup } = await backend.open());
-      app = await startApp(db, { frontendTokens: [DEV_FRONTEND, PROD_FRONTEND] });
+      app = await startApp(db, { frontendTokens: FRONTEND_TOKENS });
       await createProject(app, 'mobile');
       await importFlags(app, 'default', 'development', DEFAULT_DEVELOPMENT);
       await importFlags(app, 'default', 'production', [
@@ -308,7 +313,7 @@ for (const backend of backends) {
         );
       }
       const enabled = await buildApp(
-        testConfig({ frontendTokens: [DEV_FRONTEND], enableAllEndpoint: true }),
+        testConfig({ frontendTokens: FRONTEND_TOKENS, enableAllEndpoint: true }),
         { db, logger: false },
       );
       try {
@@ -437,7 +442,7 @@ for (const backend of backends) {
     it('echoes a listed origin only, with Vary: Origin, under cors.origin', async () => {
       const listed = await buildApp(
         testConfig({
-          frontendTokens: [DEV_FRONTEND],
+          frontendTokens: FRONTEND_TOKENS,
           cors: { origin: ['https://app.example'], credentials: true, maxAge: 60 },
         }),
         { db, logger: false },
@@ -626,6 +631,44 @@ for (const backend of backends) {
         },
       ]);
     });
+
+    it("takes the caller's remoteAddress unless the request address is trusted (trustProxy)", async () => {
+      // Last: the flag it adds to production would show in the answers above.
+      await importFlags(app, 'mobile', 'production', [
+        {
+          name: 'office-only',
+          enabled: true,
+          strategy: { name: 'remoteAddress', parameters: { IPs: '10.0.0.0/8' } },
+        },
+      ]);
+      const forwarded = { authorization: PROD_FRONTEND, 'x-forwarded-for': '203.0.113.5' };
+      const url = '/api/frontend?remoteAddress=10.1.2.3';
+      const callerCounts = await app.inject({ url, headers: forwarded });
+      assert.deepEqual(names(callerCounts.body), [
+        'beta-banner',
+        'maintenance-mode',
+        'office-only',
+      ]);
+      const behindBalancer = await buildApp(
+        testConfig({ frontendTokens: FRONTEND_TOKENS, trustProxy: true }),
+        { db, logger: false },
+      );
+      try {
+        const requestCounts = await behindBalancer.inject({ url, headers: forwarded });
+        assert.deepEqual(names(requestCounts.body), ['beta-banner', 'maintenance-mode']);
+        const fromOffice = await behindBalancer.inject({
+          url: '/api/frontend',
+          headers: { ...forwarded, 'x-forwarded-for': '10.9.9.9' },
+        });
+        assert.deepEqual(names(fromOffice.body), [
+          'beta-banner',
+          'maintenance-mode',
+          'office-only',
+        ]);
+      } finally {
+        await behindBalancer.close();
+      }
+    });
   });
 
   describe(`the frontend API's snapshots on ${backend.name}`, () => {
@@ -647,7 +690,7 @@ for (const backend of backends) {
         { level: 'warn' },
         { write: (line: string) => void lines.push(JSON.parse(line)) },
       );
-      app = await buildApp(testConfig({ frontendTokens: [DEV_FRONTEND, PROD_FRONTEND] }), {
+      app = await buildApp(testConfig({ frontendTokens: FRONTEND_TOKENS }), {
         db,
         logger,
       });
