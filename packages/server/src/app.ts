@@ -113,6 +113,27 @@ export async function buildApp(config: ServerConfig, deps: AppDeps): Promise<Fas
   const clientFeatures = new ClientFeaturesCache(db, revisions);
   clientFeaturesRoutes(app, clientFeatures, clientOnly);
   clientMetricsRoutes(app, db, clientOnly, version);
+  clientDataRetention(app, db, { now, settings: config });
+  apiTokenRoutes(app, db, tokens, adminOnly);
+  featuresBatchRoutes(
+    app,
+    db,
+    new ImportService(db, revisions),
+    adminOnly,
+    config.importBodyLimitBytes,
+  );
+  projectRoutes(app, db, revisions, adminOnly);
+  environmentRoutes(app, db, revisions, adminOnly);
+  segmentRoutes(app, db, revisions, adminOnly);
+  strategyRoutes(app, db, adminOnly);
+  contextFieldRoutes(app, db, adminOnly);
+  featureArchiveRoutes(app, db, revisions, adminOnly);
+  const passwords = deps.passwords ?? new PasswordHasher();
+  userRoutes(app, db, adminOnly, passwords, now);
+  // Rate limits are per route (`config.rateLimit`) on the routes without a token or with a public
+  // one: public signup, `/edge/validate` and the frontend API's reports, registered after the
+  // plugin so it sees them.
+  await app.register(rateLimit, { global: false });
   // The frontend API evaluates the payloads the client API serves, compiled once per change.
   const frontendStates = new FrontendStates(
     clientFeatures,
@@ -135,26 +156,6 @@ export async function buildApp(config: ServerConfig, deps: AppDeps): Promise<Fas
     states: frontendStates,
     version,
   });
-  clientDataRetention(app, db, { now, settings: config });
-  apiTokenRoutes(app, db, tokens, adminOnly);
-  featuresBatchRoutes(
-    app,
-    db,
-    new ImportService(db, revisions),
-    adminOnly,
-    config.importBodyLimitBytes,
-  );
-  projectRoutes(app, db, revisions, adminOnly);
-  environmentRoutes(app, db, revisions, adminOnly);
-  segmentRoutes(app, db, revisions, adminOnly);
-  strategyRoutes(app, db, adminOnly);
-  contextFieldRoutes(app, db, adminOnly);
-  featureArchiveRoutes(app, db, revisions, adminOnly);
-  const passwords = deps.passwords ?? new PasswordHasher();
-  userRoutes(app, db, adminOnly, passwords, now);
-  // Rate limits are per route (`config.rateLimit`) on the routes without a token: public signup
-  // and `/edge/validate`, registered after the plugin so it sees them.
-  await app.register(rateLimit, { global: false });
   edgeValidateRoutes(app, tokens, {
     bodyLimitBytes: config.bodyLimitBytes,
     requestsPerMinute: config.edgeValidatePerMinute,

@@ -44,6 +44,8 @@ function resolve(options: Options, overrides: ServerOptions) {
     /** Serves `/api/frontend/all`; off, it answers 501. */
     enableAllEndpoint: options.enableAllEndpoint,
     frontendAnswerCacheBytes: options.frontendAnswerCacheBytes,
+    /** Browser SDK reports (metrics, registrations) accepted per client address and minute. */
+    frontendReportsPerMinute: options.frontendReportsPerMinute,
     /** The request address, never the caller's `remoteAddress`, goes into frontend API contexts. */
     ignoreCallerRemoteAddress:
       options.ignoreCallerRemoteAddress ?? trustsForwardedAddress(options.trustProxy),

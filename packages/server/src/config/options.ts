@@ -165,6 +165,12 @@ export const serverSchema = Type.Object({
     fromEnv: number,
     doc: 'Memory for frontend API answers kept per request (client address and query or body), per environment and project set, reused until the flags change; `0` turns it off.',
   }),
+  frontendReportsPerMinute: option(positive(), {
+    env: ['FRONTEND_REPORT_RATE_LIMIT_PER_MINUTE'],
+    default: 600,
+    fromEnv: number,
+    doc: '`POST /api/frontend/client/metrics` and `/api/frontend/client/register` requests (frontend tokens are public: they ship in every page) accepted per client address and minute, each; more get 429. A browser sends about 2 a minute, so the default leaves room for ~300 browsers behind one address.',
+  }),
   ignoreCallerRemoteAddress: option(Type.Boolean({ title: 'true or false (or 1 or 0)' }), {
     env: ['FRONTEND_IGNORE_CALLER_REMOTE_ADDRESS'],
     fromEnv: booleanFromEnv,

@@ -632,6 +632,42 @@ for (const backend of backends) {
       ]);
     });
 
+    it('limits the reports of browser SDKs per client address (429 JSON error)', async () => {
+      const limited = await buildApp(
+        testConfig({ frontendTokens: FRONTEND_TOKENS, frontendReportsPerMinute: 2 }),
+        { db, logger: false },
+      );
+      try {
+        const post = (url: string, remoteAddress: string) =>
+          limited.inject({
+            method: 'POST',
+            url,
+            remoteAddress,
+            headers: { authorization: DEV_FRONTEND },
+            payload: { appName: 'limited-web', bucket: null },
+          });
+        for (const url of ['/api/frontend/client/metrics', '/api/frontend/client/register']) {
+          assert.equal((await post(url, '192.0.2.1')).statusCode, 202);
+          assert.equal((await post(url, '192.0.2.1')).statusCode, 202);
+          const refused = await post(url, '192.0.2.1');
+          assert.equal(refused.statusCode, 429, url);
+          assert.equal(refused.json().name, 'RateLimitError');
+          assert.equal((await post(url, '192.0.2.2')).statusCode, 202, 'another address');
+        }
+        // Evaluations are not limited.
+        for (let i = 0; i < 5; i++) {
+          const evaluated = await limited.inject({
+            url: '/api/frontend',
+            remoteAddress: '192.0.2.1',
+            headers: { authorization: DEV_FRONTEND },
+          });
+          assert.equal(evaluated.statusCode, 200);
+        }
+      } finally {
+        await limited.close();
+      }
+    });
+
     it("takes the caller's remoteAddress unless the request address is trusted (trustProxy)", async () => {
       // Last: the flag it adds to production would show in the answers above.
       await importFlags(app, 'mobile', 'production', [

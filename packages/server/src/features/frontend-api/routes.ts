@@ -88,6 +88,7 @@ export async function frontendApiRoutes(
       sdkReportRoutes(scope, db, guard, version, {
         register: '/client/register',
         metrics: '/client/metrics',
+        perMinute: config.frontendReportsPerMinute,
       });
     },
     { prefix: FRONTEND_API_PREFIX },

@@ -10,10 +10,15 @@ import { headerValue, sdkInstance } from './sdk-instance.js';
 /** `/api/client/metrics/edge` takes any JSON object: Edge's instance data, which is not stored. */
 const edgeInstanceDataSchema = { type: 'object' } as const;
 
-/** Where one API takes SDK registrations and usage reports. */
+/** Where one API takes SDK registrations and usage reports, and how many per address. */
 export interface ReportPaths {
   readonly register: string;
   readonly metrics: string;
+  /**
+   * Requests per client address and minute on each path (429 beyond); `undefined`: no limit (the
+   * client API's tokens are secrets, the frontend API's ship in every page).
+   */
+  readonly perMinute?: number;
 }
 
 /**
@@ -29,10 +34,20 @@ export function sdkReportRoutes(
   paths: ReportPaths,
 ): void {
   const typed = app.withTypeProvider<JsonSchemaToTsProvider>();
+  const config =
+    paths.perMinute === undefined
+      ? {}
+      : {
+          rateLimit: {
+            max: paths.perMinute,
+            timeWindow: 60_000,
+            errorResponseBuilder: () => new ApiError('RATE_LIMITED'),
+          },
+        };
 
   typed.post(
     paths.register,
-    { schema: { body: clientRegisterSchema }, onRequest: guard },
+    { schema: { body: clientRegisterSchema }, onRequest: guard, config },
     async function sdkPostRegister(request, reply) {
       const environment = request.apiToken.environment ?? 'default';
       const instance = sdkInstance(request.body, request.headers);
@@ -43,7 +58,7 @@ export function sdkReportRoutes(
 
   typed.post(
     paths.metrics,
-    { schema: { body: clientMetricsSchema }, onRequest: guard },
+    { schema: { body: clientMetricsSchema }, onRequest: guard, config },
     async function sdkPostMetrics(request, reply) {
       const environment = request.apiToken.environment ?? 'default';
       const counts = countsOfReport(request.body);
