@@ -28,31 +28,11 @@ import { UsageAggregator } from './usage/aggregator.js';
 import { MetricsReporter } from './usage/reporter.js';
 
 export { type AppDeps, buildApp } from './app.js';
-/*
- * Building blocks flags-server reuses: its `/api/frontend` routes are these routes, fed by its own
- * snapshots (one `ProxyState` per environment) and admitted by its own token check (an
- * `AuthorizeHook`), so both services answer with one engine, one wire format and one ETag rule
- * (`ifNoneMatchHits`, which its client API's 304s follow too).
- */
-export type { AuthorizeHook } from './auth/access.js';
-export {
-  ConfigError,
-  loadConfig,
-  type ProxyConfig,
-  type ResolvedCors,
-  resolveCors,
-  trustsForwardedAddress,
-} from './config/load.js';
+// The building blocks flags-server's frontend API reuses (which, and why: see the module).
+export * from './building-blocks.js';
+export { ConfigError, loadConfig, type ProxyConfig } from './config/load.js';
 export type { ContextEnricher, Logger, ProxyOptions, StorageProvider } from './config/options.js';
-export { corsOptions, options as optionTable, proxySchema } from './config/options.js';
-export { Enrichers } from './context/enrichers.js';
-export { ProxyError } from './errors.js';
-export { keyedAnswerHeaders } from './http/cache-headers.js';
-export { ifNoneMatchHits } from './http/conditional.js';
-export { installCors } from './http/cors.js';
-export { AnswerWriter } from './http/serialize.js';
-export { allRoutes } from './routes/all.js';
-export { API_FLAVOUR, frontendRoutes } from './routes/frontend.js';
+export { options as optionTable, proxySchema } from './config/options.js';
 export { CompiledState, ProxyState } from './state.js';
 export { FileBackup } from './sync/backup-file.js';
 export { RedisBackup } from './sync/backup-redis.js';
