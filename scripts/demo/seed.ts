@@ -23,9 +23,12 @@ export async function adminRequest(
   path: string,
   body?: unknown,
 ): Promise<unknown> {
+  const headers: Record<string, string> = { authorization: adminToken };
+  // A JSON content type only with a body: an empty body declared as JSON is refused (400).
+  if (body !== undefined) headers['content-type'] = 'application/json';
   const response = await fetch(`${serverUrl}${path}`, {
     method,
-    headers: { authorization: adminToken, 'content-type': 'application/json' },
+    headers,
     ...(body === undefined ? {} : { body: JSON.stringify(body) }),
   });
   const text = await response.text();

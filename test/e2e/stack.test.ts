@@ -8,6 +8,7 @@ import { buildApp, type Database, loadConfig, openDatabase } from '@flags/server
 import type { FastifyInstance } from 'fastify';
 import { InMemoryStorageProvider, UnleashClient } from 'unleash-proxy-client';
 import { adminRequest, demoImport, seedDemo } from '../../scripts/demo/seed.js';
+import { waitFor } from '../helpers/wait.js';
 
 const require = createRequire(import.meta.url);
 const ADMIN = '*:*.e2e-admin';
@@ -16,15 +17,6 @@ const CLIENT_KEY = 'e2e-client-key';
 const PROXY_REFRESH_MS = 500;
 const SDK_REFRESH_S = 1;
 const PROXY_METRICS_MS = 300;
-
-async function waitFor(check: () => boolean | Promise<boolean>, timeoutMs: number, what: string) {
-  const deadline = Date.now() + timeoutMs;
-  while (!(await check())) {
-    if (Date.now() > deadline)
-      throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}`);
-    await new Promise((resolve) => setTimeout(resolve, 25));
-  }
-}
 
 async function postProxy(base: string, context: unknown, toggles?: string[]) {
   const response = await fetch(`${base}/proxy`, {

@@ -1,6 +1,9 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import {
+  enabledIn as enabledInFlagSet,
+  type FrontendToggle,
+  frontendQuery,
   type GeneratedContext,
   generateContexts,
   generateFlagSet,
@@ -18,29 +21,7 @@ const SEED = 2026;
 const flagSet = generateFlagSet(SEED, 80);
 const contexts = generateContexts(SEED, 40);
 
-interface Toggle {
-  name: string;
-  enabled: boolean;
-  variant: { name: string; enabled: boolean; payload?: unknown };
-  impressionData: boolean;
-}
-
-/** The frontend API's query for a context (`properties[name]=value` for properties). */
-function frontendQuery(context: GeneratedContext): string {
-  const query = new URLSearchParams();
-  for (const [key, value] of Object.entries(context)) {
-    if (typeof value === 'string') query.set(key, value);
-  }
-  for (const [key, value] of Object.entries(context.properties)) {
-    query.set(`properties[${key}]`, value);
-  }
-  return query.toString();
-}
-
-function enabledIn(environment: UnleashEnvironment): Set<string> {
-  const entries = flagSet.documents[environment].featureEnvironments ?? [];
-  return new Set(entries.filter((entry) => entry.enabled).map((entry) => entry.name));
-}
+const enabledIn = (environment: UnleashEnvironment) => enabledInFlagSet(flagSet, environment);
 
 /** The harness itself: the real unleash-server, fed the generated flags in both environments. */
 describe(
@@ -76,7 +57,7 @@ describe(
         headers: { authorization: frontendTokens.get(environment)! },
       });
       assert.equal(response.status, 200);
-      return ((await response.json()) as { toggles: Toggle[] }).toggles;
+      return ((await response.json()) as { toggles: FrontendToggle[] }).toggles;
     }
 
     it('starts on a database of its own and imports both environments', (t) => {
@@ -94,7 +75,7 @@ describe(
       let contextsAnsweredDifferently = 0;
       let variantsSeen = 0;
       for (const context of contexts) {
-        const answers = new Map<UnleashEnvironment, Toggle[]>();
+        const answers = new Map<UnleashEnvironment, FrontendToggle[]>();
         for (const environment of UNLEASH_ENVIRONMENTS) {
           const toggles = await frontend(environment, context);
           answers.set(environment, toggles);

@@ -25,8 +25,11 @@ import {
  * - no `currentTime` (unleash-server's frontend API would move it into `properties`): date
  *   constraints compare against the evaluation time, with dates far from it;
  * - variant weights as an Unleash export carries them: `variable` ones share what `fix` ones
- *   leave, evenly (unleash-server rewrites them so on import);
- * - every enabled flag has a strategy (unleash-server adds one to a flag enabled without any).
+ *   leave, evenly (unleash-server rewrites them so on import), and feature variants in name order
+ *   (unleash-server serves them so whatever order they were imported in);
+ * - every enabled flag has a strategy (unleash-server adds one to a flag enabled without any);
+ * - every strategy with strategy variants has a `groupId` (see `strategy`: without one, the
+ *   implementations hash differently).
  */
 
 export interface FlagSet {
@@ -188,7 +191,10 @@ function featureVariants(p: SeededPicker): ImportVariant[] {
         }
       : {}),
   }));
-  return weighted(variants);
+  // In name order, as unleash-server serves them (and so exports them) whatever order they were
+  // imported in: the order decides which variant a hash falls on, and which variable weight gets
+  // the remainder.
+  return weighted(variants.sort((a, b) => a.name.localeCompare(b.name)));
 }
 
 function strategyVariants(p: SeededPicker): NonNullable<ImportStrategy['variants']> {
@@ -219,14 +225,21 @@ function strategy(p: SeededPicker, featureName: string, sortOrder: number): Impo
         ? { IPs: p.pick(['10.0.0.0/8', '10.0.0.0/8, 192.168.1.1', '172.16.3.0/24, 10.1.2.3']) }
         : {};
   const constraintCount = p.pick([0, 0, 1, 1, 2, 3]);
+  const constraints = Array.from({ length: constraintCount }, () => constraint(p));
+  const segments = p.chance(0.2) ? [1 + p.int(SEGMENTS.length)] : [];
+  const variants = p.chance(0.2) ? strategyVariants(p) : [];
+  // Strategy variants hash with the strategy's groupId. Without one, unleash-client (and so
+  // unleash-server's frontend API) hashes the text "undefined" where Yggdrasil (Unleash Edge) and
+  // @flags/engine use the flag name, so they would pick other variants: give every one a groupId.
+  if (variants.length > 0) parameters.groupId ??= featureName;
   return {
     name: kind,
     featureName,
     sortOrder,
     parameters,
-    constraints: Array.from({ length: constraintCount }, () => constraint(p)),
-    segments: p.chance(0.2) ? [1 + p.int(SEGMENTS.length)] : [],
-    variants: p.chance(0.2) ? strategyVariants(p) : [],
+    constraints,
+    segments,
+    variants,
     ...(p.chance(0.1) ? { title: `${kind} ${sortOrder}` } : {}),
     // A disabled strategy beside an enabled one: it must not count.
     ...(sortOrder > 0 && p.chance(0.15) ? { disabled: true } : {}),
@@ -376,4 +389,33 @@ export function generateContexts(seed: number, count = 200): GeneratedContext[] 
     if (p.chance(0.7)) context.appName = p.pick(APPS);
     return context;
   });
+}
+
+/** A toggle of a frontend API answer (`/api/frontend`, `/proxy`), as unleash-server sends it. */
+export interface FrontendToggle {
+  name: string;
+  enabled: boolean;
+  variant: { name: string; enabled: boolean; payload?: { type: string; value: string } };
+  impressionData: boolean;
+}
+
+/**
+ * A context as the frontend API's query, as `unleash-proxy-client` sends it: top-level fields by
+ * name, properties as `properties[name]=value`.
+ */
+export function frontendQuery(context: GeneratedContext): string {
+  const query = new URLSearchParams();
+  for (const [key, value] of Object.entries(context)) {
+    if (typeof value === 'string') query.set(key, value);
+  }
+  for (const [key, value] of Object.entries(context.properties)) {
+    query.set(`properties[${key}]`, value);
+  }
+  return query.toString();
+}
+
+/** The names of the flags `flagSet` enables in `environment`. */
+export function enabledIn(flagSet: FlagSet, environment: UnleashEnvironment): Set<string> {
+  const entries = flagSet.documents[environment].featureEnvironments ?? [];
+  return new Set(entries.filter((entry) => entry.enabled).map((entry) => entry.name));
 }

@@ -64,6 +64,8 @@ export interface HealthWait {
   readonly timeoutMs?: number;
   /** What the process wrote so far, for the error message. */
   readonly output?: () => string;
+  /** Request headers (a token, for a route that needs one). */
+  readonly headers?: Record<string, string>;
 }
 
 /**
@@ -73,21 +75,21 @@ export interface HealthWait {
 export async function waitUntilHealthy(
   url: string,
   child: ChildProcess,
-  { timeoutMs = 30_000, output = () => '' }: HealthWait = {},
+  { timeoutMs = 30_000, output = () => '', headers = {} }: HealthWait = {},
 ): Promise<void> {
   const deadline = Date.now() + timeoutMs;
   for (;;) {
     if (child.exitCode !== null) throw new Error(`exited before ${url} answered 200: ${output()}`);
-    if ((await statusOf(url)) === 200) return;
+    if ((await statusOf(url, headers)) === 200) return;
     if (Date.now() > deadline) throw new Error(`${url} did not answer 200 in time: ${output()}`);
     await new Promise((resolve) => setTimeout(resolve, 50));
   }
 }
 
 /** The status of a GET, or 0 when there is no answer. */
-function statusOf(url: string): Promise<number> {
+function statusOf(url: string, headers: Record<string, string>): Promise<number> {
   return new Promise((resolve) => {
-    get(url, { agent: false }, (response) => {
+    get(url, { agent: false, headers }, (response) => {
       response.resume();
       resolve(response.statusCode ?? 0);
     }).on('error', () => resolve(0));

@@ -20,7 +20,7 @@ import { allRoutes } from './routes/all.js';
 import { backstageRoutes } from './routes/backstage.js';
 import { bulkMetricsRoutes } from './routes/bulk-metrics.js';
 import { clientFeaturesRoutes } from './routes/client-features.js';
-import { type EvaluationFlavour, frontendRoutes } from './routes/frontend.js';
+import { API_FLAVOUR, frontendRoutes, PROXY_FLAVOUR } from './routes/frontend.js';
 import { healthRoutes } from './routes/health.js';
 import { metricsRoutes } from './routes/metrics.js';
 import { ofrepRoutes } from './routes/ofrep.js';
@@ -28,19 +28,6 @@ import { prometheusRoutes } from './routes/prometheus.js';
 import { registerRoutes } from './routes/register.js';
 import type { Environments } from './sync/environments.js';
 import type { UpstreamClient } from './sync/http-client.js';
-
-/** `/proxy`: Unleash Proxy's answers (upstream order, no 304 to POST, `{ context }` bodies). */
-const PROXY_FLAVOUR: EvaluationFlavour = {
-  nameOrder: false,
-  conditionalPost: false,
-  bareContext: false,
-};
-/** `/api/frontend`, `/api/proxy`: Unleash Edge's (name order, 304 to POST too, bare contexts). */
-const API_FLAVOUR: EvaluationFlavour = {
-  nameOrder: true,
-  conditionalPost: true,
-  bareContext: true,
-};
 
 export interface AppDeps {
   /** The environments served, each with the snapshot its sync loop writes to. */

@@ -28,6 +28,8 @@ import { UsageAggregator } from './usage/aggregator.js';
 import { MetricsReporter } from './usage/reporter.js';
 
 export { type AppDeps, buildApp } from './app.js';
+// The building blocks flags-server's frontend API reuses (which, and why: see the module).
+export * from './building-blocks.js';
 export { ConfigError, loadConfig, type ProxyConfig } from './config/load.js';
 export type { ContextEnricher, Logger, ProxyOptions, StorageProvider } from './config/options.js';
 export { options as optionTable, proxySchema } from './config/options.js';

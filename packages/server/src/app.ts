@@ -1,5 +1,6 @@
 import { createRequire } from 'node:module';
 import rateLimit from '@fastify/rate-limit';
+import { ProxyState } from '@flags/proxy';
 import Fastify, {
   type FastifyBaseLogger,
   type FastifyInstance,
@@ -22,6 +23,8 @@ import { contextFieldRoutes } from './features/context-fields/routes.js';
 import { edgeValidateRoutes } from './features/edge/routes.js';
 import { environmentRoutes } from './features/environments/routes.js';
 import { featureArchiveRoutes } from './features/feature-archive/routes.js';
+import { FrontendStates } from './features/frontend-api/frontend-states.js';
+import { frontendApiRoutes } from './features/frontend-api/routes.js';
 import { ImportService } from './features/import/import-service.js';
 import { featuresBatchRoutes } from './features/import/routes.js';
 import { dashboardRoutes } from './features/insights/dashboard/routes.js';
@@ -131,12 +134,13 @@ export async function buildApp(config: ServerConfig, deps: AppDeps): Promise<Fas
     });
   }
 
-  // Each API admits its own kind of token only (`guards.frontend` guards the frontend API).
+  // Each API admits its own kind of token only.
   const guards = tokenGuards(tokens);
   const adminOnly = guards.admin;
   const clientOnly = guards.client;
 
-  clientFeaturesRoutes(app, new ClientFeaturesCache(db, revisions), clientOnly);
+  const clientFeatures = new ClientFeaturesCache(db, revisions);
+  clientFeaturesRoutes(app, clientFeatures, clientOnly);
   clientMetricsRoutes(app, db, clientOnly, version, usage);
   clientDataRetention(app, db, { now, settings: config });
   apiTokenRoutes(app, db, tokens, adminOnly);
@@ -155,9 +159,33 @@ export async function buildApp(config: ServerConfig, deps: AppDeps): Promise<Fas
   featureArchiveRoutes(app, db, revisions, adminOnly);
   const passwords = deps.passwords ?? new PasswordHasher();
   userRoutes(app, db, adminOnly, passwords, now);
-  // Rate limits are per route (`config.rateLimit`) on the routes without a token: public signup
-  // and `/edge/validate`, registered after the plugin so it sees them.
+  // Rate limits are per route (`config.rateLimit`) on the routes without a token or with a public
+  // one: public signup, `/edge/validate` and the frontend API's reports, registered after the
+  // plugin so it sees them.
   await app.register(rateLimit, { global: false });
+  // The frontend API evaluates the payloads the client API serves, compiled once per change.
+  const frontendStates = new FrontendStates(
+    clientFeatures,
+    (environment) =>
+      new ProxyState({
+        compile: {
+          onWarning: (warning) =>
+            app.log.warn(
+              { environment, flag: warning.flag },
+              `flag evaluation problem: ${warning.message}`,
+            ),
+        },
+        answerCacheBytes: config.frontendAnswerCacheBytes,
+      }),
+  );
+  await frontendApiRoutes(app, {
+    config,
+    db,
+    guard: guards.frontend,
+    states: frontendStates,
+    version,
+    usage,
+  });
   edgeValidateRoutes(app, tokens, {
     bodyLimitBytes: config.bodyLimitBytes,
     requestsPerMinute: config.edgeValidatePerMinute,

@@ -1,3 +1,4 @@
+import { ProxyError } from '@flags/proxy';
 import type { ErrorBody } from '@flags/schemas';
 import type { FastifyError, FastifyInstance } from 'fastify';
 import { isDatabaseUnreachable } from './db/availability.js';
@@ -163,10 +164,33 @@ function fromFastifyError(error: FastifyError): ApiError | undefined {
   return undefined;
 }
 
+/** The catalogue entry of each 4xx the frontend API's routes (flags-proxy's) throw, by status. */
+const FROM_PROXY_STATUS: Readonly<Record<number, ErrorCode>> = {
+  400: 'BAD_DATA',
+  404: 'NOT_FOUND',
+  413: 'BODY_TOO_LARGE',
+  415: 'UNSUPPORTED_MEDIA_TYPE',
+};
+
+/**
+ * A flags-proxy error as this server's (same status, name, message and details as flags-proxy
+ * answers for the same request; the names of these entries are the same in both catalogues).
+ */
+function fromProxyError(error: ProxyError): ApiError {
+  const code = error.code === 'INVALID_JSON' ? 'INVALID_JSON' : FROM_PROXY_STATUS[error.status];
+  return code === undefined
+    ? new ApiError('INTERNAL')
+    : new ApiError(code, error.message, error.details);
+}
+
 export function registerErrorHandling(app: FastifyInstance): void {
   app.setErrorHandler((error: FastifyError, request, reply) => {
     const apiError =
-      error instanceof ApiError ? error : (fromFastifyError(error) ?? new ApiError('INTERNAL'));
+      error instanceof ApiError
+        ? error
+        : error instanceof ProxyError
+          ? fromProxyError(error)
+          : (fromFastifyError(error) ?? new ApiError('INTERNAL'));
     if (apiError.status >= 500) request.log.error({ err: error }, 'request failed');
     void reply.status(apiError.status).type('application/json').send(errorBody(apiError));
   });

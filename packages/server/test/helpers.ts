@@ -4,7 +4,7 @@ import type { FastifyInstance } from 'fastify';
 import pg from 'pg';
 import { buildApp } from '../src/app.js';
 import { loadConfig } from '../src/config/load.js';
-import type { ServerConfig } from '../src/config/options.js';
+import type { ServerConfig, ServerOptions } from '../src/config/options.js';
 import { type Database, openPglite, openPostgres } from '../src/db/database.js';
 
 /** A storage backend the suites run on: PGlite always, PostgreSQL when a URL is given. */
@@ -54,7 +54,7 @@ export const ADMIN_TOKEN = 'test-admin-token';
 export const DEV_TOKEN = '*:development.test-dev-secret';
 export const PROD_TOKEN = '*:production.test-prod-secret';
 
-export function testConfig(overrides: Partial<ServerConfig> = {}): ServerConfig {
+export function testConfig(overrides: ServerOptions = {}): ServerConfig {
   return loadConfig(
     {},
     {
@@ -69,7 +69,7 @@ export function testConfig(overrides: Partial<ServerConfig> = {}): ServerConfig 
 
 export async function startApp(
   db: Database,
-  overrides: Partial<ServerConfig> = {},
+  overrides: ServerOptions = {},
 ): Promise<FastifyInstance> {
   return buildApp(testConfig(overrides), { db, logger: false });
 }

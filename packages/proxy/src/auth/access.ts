@@ -48,10 +48,14 @@ export type RefusalStyle = 'legacy' | 'edge';
 /** Reads the presented key of a request (a header, or one of several for OFREP). */
 export type KeyReader = (request: FastifyRequest) => string | undefined;
 
+/**
+ * An `onRequest` hook that admits a request (sets `request.served`, calls `done()`) or answers it;
+ * `done(error)` hands an error to the app's error handler instead.
+ */
 export type AuthorizeHook = (
   request: FastifyRequest,
   reply: FastifyReply,
-  done: () => void,
+  done: (error?: Error) => void,
 ) => void;
 
 export interface AuthorizerOptions {

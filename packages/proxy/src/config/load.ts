@@ -1,6 +1,6 @@
 import { hostname } from 'node:os';
 import { ConfigError, type Environment, type Loaded } from '@flags/config';
-import { type ProxyOptions, proxyConfig, type proxySchema } from './options.js';
+import { type corsOptions, type ProxyOptions, proxyConfig, type proxySchema } from './options.js';
 
 export { ConfigError };
 
@@ -10,7 +10,7 @@ type Options = Loaded<typeof proxySchema>;
  * Whether `trustProxy` lets a forwarded address be the request address: then the request address
  * is the caller's, and a `remoteAddress` the caller sends is not needed (nor trusted) by default.
  */
-function trustsForwardedAddress(trustProxy: Options['trustProxy']): boolean {
+export function trustsForwardedAddress(trustProxy: boolean | number | readonly string[]): boolean {
   if (typeof trustProxy === 'boolean') return trustProxy;
   if (typeof trustProxy === 'number') return trustProxy > 0;
   return trustProxy.length > 0;
@@ -35,7 +35,7 @@ function upstreamBase(raw: string | URL): URL {
 }
 
 /** The CORS options as the CORS hook uses them: origins as a set, lists as header values. */
-function resolveCors(cors: Options['cors']) {
+export function resolveCors(cors: Loaded<typeof corsOptions>) {
   return {
     origin: cors.origin.includes('*')
       ? ('*' as const)

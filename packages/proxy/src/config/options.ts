@@ -157,6 +157,52 @@ function trustProxyFromEnv(raw: string): boolean | string[] {
   return word === 'false' || word === '' ? false : splitList(raw);
 }
 
+/**
+ * The CORS options (`cors.*`): the proxy's, and those of flags-server's frontend API, which answers
+ * browsers the same way.
+ */
+export const corsOptions = group({
+  allowedHeaders: option(list(), {
+    env: ['CORS_ALLOWED_HEADERS'],
+    doc: 'Allowed request headers; unset reflects `Access-Control-Request-Headers`.',
+  }),
+  credentials: option(Type.Boolean(), {
+    env: ['CORS_CREDENTIALS'],
+    default: false,
+    doc: 'Sends `Access-Control-Allow-Credentials: true`.',
+  }),
+  exposedHeaders: option(list(), {
+    env: ['CORS_EXPOSED_HEADERS'],
+    default: ['ETag'],
+    doc: 'Response headers exposed to browsers.',
+  }),
+  maxAge: option(Type.Integer({ minimum: 0 }), {
+    env: ['CORS_MAX_AGE'],
+    default: 172800,
+    doc: 'Seconds browsers may cache a preflight result.',
+  }),
+  methods: option(list(), {
+    env: ['CORS_METHODS'],
+    default: ['GET', 'POST'],
+    doc: 'Allowed methods.',
+  }),
+  optionsSuccessStatus: option(Type.Integer({ minimum: 200, maximum: 299 }), {
+    env: ['CORS_OPTIONS_SUCCESS_STATUS'],
+    default: 204,
+    doc: 'Status of a passing preflight.',
+  }),
+  origin: option(list(), {
+    env: ['CORS_ORIGIN'],
+    default: ['*'],
+    doc: '`*` or comma-separated allowed origins (matching origins are echoed).',
+  }),
+  preflightContinue: option(Type.Boolean(), {
+    env: ['CORS_PREFLIGHT_CONTINUE'],
+    default: false,
+    doc: 'Leaves `OPTIONS` requests to the routes instead of answering preflights.',
+  }),
+});
+
 export const proxySchema = Type.Object(
   {
     flagsUrl: option(url(), {
@@ -385,47 +431,7 @@ export const proxySchema = Type.Object(
       default: DEFAULT_MAX_CONTEXT_VALUE_LENGTH,
       doc: 'Longest context value compared, characters: a constraint or strategy on a longer value (a caller can send any) does not match; the rest of the evaluation goes on.',
     }),
-    cors: group({
-      allowedHeaders: option(list(), {
-        env: ['CORS_ALLOWED_HEADERS'],
-        doc: 'Allowed request headers; unset reflects `Access-Control-Request-Headers`.',
-      }),
-      credentials: option(Type.Boolean(), {
-        env: ['CORS_CREDENTIALS'],
-        default: false,
-        doc: 'Sends `Access-Control-Allow-Credentials: true`.',
-      }),
-      exposedHeaders: option(list(), {
-        env: ['CORS_EXPOSED_HEADERS'],
-        default: ['ETag'],
-        doc: 'Response headers exposed to browsers.',
-      }),
-      maxAge: option(Type.Integer({ minimum: 0 }), {
-        env: ['CORS_MAX_AGE'],
-        default: 172800,
-        doc: 'Seconds browsers may cache a preflight result.',
-      }),
-      methods: option(list(), {
-        env: ['CORS_METHODS'],
-        default: ['GET', 'POST'],
-        doc: 'Allowed methods.',
-      }),
-      optionsSuccessStatus: option(Type.Integer({ minimum: 200, maximum: 299 }), {
-        env: ['CORS_OPTIONS_SUCCESS_STATUS'],
-        default: 204,
-        doc: 'Status of a passing preflight.',
-      }),
-      origin: option(list(), {
-        env: ['CORS_ORIGIN'],
-        default: ['*'],
-        doc: '`*` or comma-separated allowed origins (matching origins are echoed).',
-      }),
-      preflightContinue: option(Type.Boolean(), {
-        env: ['CORS_PREFLIGHT_CONTINUE'],
-        default: false,
-        doc: 'Leaves `OPTIONS` requests to the routes instead of answering preflights.',
-      }),
-    }),
+    cors: corsOptions,
     httpOptions: group({
       rejectUnauthorized: option(Type.Boolean(), {
         env: ['HTTP_OPTIONS_REJECT_UNAUTHORIZED', invertedVariable('SKIP_SSL_VERIFICATION')],

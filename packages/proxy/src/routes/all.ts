@@ -14,7 +14,7 @@ export const ALL_DISABLED_MESSAGE =
   'The /proxy/all endpoint is disabled. Please check your server configuration. To enable it, set the `enableAllEndpoint` configuration option or `ENABLE_ALL_ENDPOINT` environment variable to `true`.';
 
 export interface AllRouteOptions extends EvaluationRouteOptions {
-  /** `/proxy`, `/api/frontend`, `/api/proxy`: the routes are `<mount>/all`. */
+  /** `/proxy`, `/api/frontend`, `/api/proxy` (or `''` under a prefix): the routes are `<mount>/all`. */
   readonly mount: string;
   readonly enabled: boolean;
 }
@@ -23,7 +23,8 @@ export interface AllRouteOptions extends EvaluationRouteOptions {
 export function allRoutes(app: FastifyInstance, options: AllRouteOptions, done: () => void): void {
   const { authenticate, enabled, mount } = options;
   readJsonBodies(app, 'text');
-  const message = ALL_DISABLED_MESSAGE.replace('/proxy/all', `${mount}/all`);
+  // The path as callers send it: under the plugin's prefix (a base path, or flags-server's mount).
+  const message = ALL_DISABLED_MESSAGE.replace('/proxy/all', `${app.prefix}${mount}/all`);
   const disabled = function allEndpointDisabled(_request: FastifyRequest, reply: FastifyReply) {
     return reply.code(501).type('text/html; charset=utf-8').send(message);
   };

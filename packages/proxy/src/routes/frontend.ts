@@ -26,6 +26,19 @@ export interface EvaluationFlavour {
   readonly bareContext: boolean;
 }
 
+/** `/proxy`: Unleash Proxy's answers (upstream order, no 304 to POST, `{ context }` bodies). */
+export const PROXY_FLAVOUR: EvaluationFlavour = {
+  nameOrder: false,
+  conditionalPost: false,
+  bareContext: false,
+};
+/** `/api/frontend`, `/api/proxy`: Unleash Edge's (name order, 304 to POST too, bare contexts). */
+export const API_FLAVOUR: EvaluationFlavour = {
+  nameOrder: true,
+  conditionalPost: true,
+  bareContext: true,
+};
+
 export interface EvaluationRouteOptions {
   /** Admits the caller and sets `request.served` (`Authorizer.hook`). */
   readonly authenticate: AuthorizeHook;

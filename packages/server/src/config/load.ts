@@ -1,4 +1,5 @@
 import { ConfigError, type Environment, type Loaded } from '@flags/config';
+import { resolveCors, trustsForwardedAddress } from '@flags/proxy';
 import {
   CLIENT_TOKEN_PATTERN,
   type ServerOptions,
@@ -40,6 +41,16 @@ function resolve(options: Options, overrides: ServerOptions) {
      * address), `true` (all), a hop count, or the addresses/ranges of the trusted proxies.
      */
     trustProxy: options.trustProxy,
+    /** Serves `/api/frontend/all`; off, it answers 501. */
+    enableAllEndpoint: options.enableAllEndpoint,
+    frontendAnswerCacheBytes: options.frontendAnswerCacheBytes,
+    /** Browser SDK reports (metrics, registrations) accepted per client address and minute. */
+    frontendReportsPerMinute: options.frontendReportsPerMinute,
+    /** The request address, never the caller's `remoteAddress`, goes into frontend API contexts. */
+    ignoreCallerRemoteAddress:
+      options.ignoreCallerRemoteAddress ?? trustsForwardedAddress(options.trustProxy),
+    /** CORS of the frontend API (`/api/frontend*`), as flags-proxy's. */
+    cors: Object.freeze(resolveCors(options.cors)),
     /** SDK instances not seen for this many days are deleted. */
     clientInstanceRetentionDays: options.clientInstanceRetentionDays,
     /** Hourly client-metrics buckets older than this many days are deleted. */

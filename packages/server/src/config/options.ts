@@ -1,4 +1,5 @@
 import { configSchema, type InCode, type OptionRow, option, splitList } from '@flags/config';
+import { corsOptions } from '@flags/proxy';
 import Type from 'typebox';
 
 /**
@@ -149,9 +150,33 @@ export const serverSchema = Type.Object({
       env: ['TRUST_PROXY'],
       default: false,
       fromEnv: trustProxyFromEnv,
-      doc: 'Client address from `X-Forwarded-For` behind load balancers (for the signup and `/edge/validate` limits, registrations and logs): `true` (trust all), `false`, a hop count, or comma-separated trusted proxy IPs/CIDRs (`loopback`, `linklocal`, `uniquelocal` allowed).',
+      doc: 'Client address from `X-Forwarded-For` behind load balancers (for the signup and `/edge/validate` limits, registrations, frontend API contexts and logs): `true` (trust all), `false`, a hop count, or comma-separated trusted proxy IPs/CIDRs (`loopback`, `linklocal`, `uniquelocal` allowed).',
     },
   ),
+  enableAllEndpoint: option(Type.Boolean({ title: 'true or false (or 1 or 0)' }), {
+    env: ['ENABLE_ALL_ENDPOINT'],
+    default: false,
+    fromEnv: booleanFromEnv,
+    doc: 'Serves `GET`/`POST /api/frontend/all` (enabled and disabled flags, for frontend tokens); off, they answer 501, as flags-proxy does.',
+  }),
+  frontendAnswerCacheBytes: option(Type.Integer({ minimum: 0 }), {
+    env: ['FRONTEND_ANSWER_CACHE_BYTES'],
+    default: 16777216,
+    fromEnv: number,
+    doc: 'Memory for frontend API answers kept per request (client address and query or body), per environment and project set, reused until the flags change; `0` turns it off.',
+  }),
+  frontendReportsPerMinute: option(positive(), {
+    env: ['FRONTEND_REPORT_RATE_LIMIT_PER_MINUTE'],
+    default: 600,
+    fromEnv: number,
+    doc: '`POST /api/frontend/client/metrics` and `/api/frontend/client/register` requests (frontend tokens are public: they ship in every page) accepted per client address and minute, each; more get 429. A browser sends about 2 a minute, so the default leaves room for ~300 browsers behind one address.',
+  }),
+  ignoreCallerRemoteAddress: option(Type.Boolean({ title: 'true or false (or 1 or 0)' }), {
+    env: ['FRONTEND_IGNORE_CALLER_REMOTE_ADDRESS'],
+    fromEnv: booleanFromEnv,
+    doc: '`true`: a `remoteAddress` a frontend API caller sends is ignored and the request address is used, so callers cannot pass IP-restricted flags. Default: `true` when `trustProxy` is set, else `false` (callers behind a load balancer must then send theirs, as with unleash-server).',
+  }),
+  cors: corsOptions,
   clientInstanceRetentionDays: option(positive(), {
     env: ['CLIENT_INSTANCE_RETENTION_DAYS'],
     default: 7,

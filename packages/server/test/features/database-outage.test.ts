@@ -65,8 +65,12 @@ function capturedLogger() {
   return { logger, messages: () => lines.map((line) => line.msg) };
 }
 
+const FRONTEND_TOKEN = '*:development.outage-frontend-secret';
+const frontend = { authorization: FRONTEND_TOKEN };
+
 const outageConfig = () =>
   testConfig({
+    frontendTokens: [FRONTEND_TOKEN],
     revisionCheckMs: 100,
     databaseRetryMs: 100,
     metricsBufferMaxReports: METRICS_POSTS,
@@ -168,6 +172,9 @@ if (postgresUrl) {
         headers: { ...client, 'accept-encoding': 'gzip' },
       });
       assert.equal(gzipped.statusCode, 200);
+      const evaluated = await app.inject({ url: '/api/frontend?userId=u1', headers: frontend });
+      assert.equal(evaluated.statusCode, 200, evaluated.body);
+      const frontendEtag = evaluated.headers.etag as string;
 
       relay.cut();
       const cutAt = Date.now();
@@ -191,6 +198,11 @@ if (postgresUrl) {
           assert.equal(response.headers.etag, etag);
           if (kind === 1) assert.deepEqual(response.rawPayload, gzipped.rawPayload);
           if (kind === 2) assert.equal(response.body, loaded.body);
+          // The frontend API evaluates the same configuration from memory.
+          const browser = await app.inject({ url: '/api/frontend?userId=u1', headers: frontend });
+          assert.equal(browser.statusCode, 200, browser.body);
+          assert.equal(browser.headers.etag, frontendEtag);
+          assert.equal(browser.body, evaluated.body);
           // Usage reports of the outage, spread over it.
           for (let i = 0; i < 20 && metricsSent < METRICS_POSTS; i++) {
             const accepted = await usageReport(app, metricsSent++);

@@ -2,35 +2,14 @@ import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { apiTokensSchema } from '@flags/schemas';
 import { Ajv } from 'ajv';
-import Fastify, { type FastifyInstance } from 'fastify';
-import { tokenGuards } from '../../src/auth/token-guard.js';
+import type { FastifyInstance } from 'fastify';
 import type { Database } from '../../src/db/database.js';
-import { registerErrorHandling } from '../../src/errors.js';
-import { TokenStore } from '../../src/features/api-tokens/token-store.js';
-import { RevisionTracker } from '../../src/revision.js';
 import { ADMIN_TOKEN, admin, backends, createProject, DEV_TOKEN, startApp } from '../helpers.js';
 
 const FRONTEND_TOKEN = 'default:development.test-frontend-secret';
 
 const ajv = new Ajv({ strict: false, validateFormats: false });
 const isTokenList = ajv.compile(apiTokensSchema);
-
-/**
- * A stand-in for the frontend API, which comes later: one route behind the same guard the
- * server exports for it, on the same database.
- */
-async function frontendStub(db: Database): Promise<FastifyInstance> {
-  const stub = Fastify();
-  registerErrorHandling(stub);
-  const store = new TokenStore(db, new RevisionTracker(db, 1000), () => new Date());
-  const guards = tokenGuards(store);
-  stub.get('/api/frontend', { onRequest: guards.frontend }, async (request) => ({
-    toggles: [],
-    environment: request.apiToken.environment,
-  }));
-  await stub.ready();
-  return stub;
-}
 
 for (const backend of backends) {
   describe(`frontend tokens on ${backend.name}`, () => {
@@ -123,68 +102,63 @@ for (const backend of backends) {
     });
 
     it('admits each kind of token on its own API only: 403 elsewhere, 401 when unknown', async () => {
-      const stub = await frontendStub(db);
-      try {
-        const register = { appName: 'web' };
-        const metrics = { appName: 'web', bucket: null };
-        const bulk = { applications: [], metrics: [] };
-        const cases: [FastifyInstance, string, string, object | undefined, string, number][] = [
-          [app, 'GET', '/api/client/features', undefined, FRONTEND_TOKEN, 403],
-          [app, 'GET', '/api/client/features/x', undefined, FRONTEND_TOKEN, 403],
-          [app, 'POST', '/api/client/register', register, FRONTEND_TOKEN, 403],
-          [app, 'POST', '/api/client/metrics', metrics, FRONTEND_TOKEN, 403],
-          [app, 'POST', '/api/client/metrics/bulk', bulk, FRONTEND_TOKEN, 403],
-          [app, 'GET', '/api/admin/api-tokens', undefined, FRONTEND_TOKEN, 403],
-          [app, 'GET', '/api/client/features', undefined, ADMIN_TOKEN, 403],
-          [app, 'POST', '/api/client/register', register, ADMIN_TOKEN, 403],
-          [app, 'POST', '/api/client/metrics', metrics, ADMIN_TOKEN, 403],
-          [app, 'GET', '/api/admin/api-tokens', undefined, DEV_TOKEN, 403],
-          [app, 'GET', '/api/client/features', undefined, DEV_TOKEN, 200],
-          [app, 'POST', '/api/client/register', register, DEV_TOKEN, 202],
-          [stub, 'GET', '/api/frontend', undefined, DEV_TOKEN, 403],
-          [stub, 'GET', '/api/frontend', undefined, ADMIN_TOKEN, 403],
-          [stub, 'GET', '/api/frontend', undefined, `Bearer ${DEV_TOKEN}`, 403],
-          [stub, 'GET', '/api/frontend', undefined, 'default:development.unknown', 401],
-          [stub, 'GET', '/api/frontend', undefined, FRONTEND_TOKEN, 200],
-          [stub, 'GET', '/api/frontend', undefined, `Bearer ${FRONTEND_TOKEN}`, 200],
-        ];
-        for (const [target, method, url, payload, authorization, status] of cases) {
-          const response = await target.inject({
-            method: method as 'GET' | 'POST',
-            url,
-            headers: { authorization },
-            ...(payload ? { payload } : {}),
-          });
-          const label = `${method} ${url} with ${authorization}`;
-          assert.equal(response.statusCode, status, `${label}: ${response.body}`);
-          if (status === 403) assert.equal(response.json().name, 'ForbiddenError', label);
-        }
-        const forbidden = async (target: FastifyInstance, url: string, authorization: string) =>
-          (await target.inject({ url, headers: { authorization } })).json().message;
-        assert.equal(
-          await forbidden(app, '/api/client/features', FRONTEND_TOKEN),
-          'A frontend token cannot be used on the client API; use a client token.',
-        );
-        assert.equal(
-          await forbidden(stub, '/api/frontend', DEV_TOKEN),
-          'A client token cannot be used on the frontend API; use a frontend token.',
-        );
-        assert.equal(
-          await forbidden(stub, '/api/frontend', ADMIN_TOKEN),
-          'An admin token cannot be used on the frontend API; use a frontend token.',
-        );
-        assert.equal(
-          await forbidden(app, '/api/admin/api-tokens', FRONTEND_TOKEN),
-          'A frontend token cannot be used on the admin API; use an admin token.',
-        );
-        const admitted = await stub.inject({
-          url: '/api/frontend',
-          headers: { authorization: FRONTEND_TOKEN },
+      const register = { appName: 'web' };
+      const metrics = { appName: 'web', bucket: null };
+      const bulk = { applications: [], metrics: [] };
+      const cases: [string, string, object | undefined, string, number][] = [
+        ['GET', '/api/client/features', undefined, FRONTEND_TOKEN, 403],
+        ['GET', '/api/client/features/x', undefined, FRONTEND_TOKEN, 403],
+        ['POST', '/api/client/register', register, FRONTEND_TOKEN, 403],
+        ['POST', '/api/client/metrics', metrics, FRONTEND_TOKEN, 403],
+        ['POST', '/api/client/metrics/bulk', bulk, FRONTEND_TOKEN, 403],
+        ['GET', '/api/admin/api-tokens', undefined, FRONTEND_TOKEN, 403],
+        ['GET', '/api/client/features', undefined, ADMIN_TOKEN, 403],
+        ['POST', '/api/client/register', register, ADMIN_TOKEN, 403],
+        ['POST', '/api/client/metrics', metrics, ADMIN_TOKEN, 403],
+        ['GET', '/api/admin/api-tokens', undefined, DEV_TOKEN, 403],
+        ['GET', '/api/client/features', undefined, DEV_TOKEN, 200],
+        ['POST', '/api/client/register', register, DEV_TOKEN, 202],
+        ['GET', '/api/frontend', undefined, DEV_TOKEN, 403],
+        ['GET', '/api/frontend', undefined, ADMIN_TOKEN, 403],
+        ['GET', '/api/frontend', undefined, `Bearer ${DEV_TOKEN}`, 403],
+        ['GET', '/api/frontend', undefined, 'default:development.unknown', 401],
+        ['GET', '/api/frontend', undefined, FRONTEND_TOKEN, 200],
+        ['GET', '/api/frontend', undefined, `Bearer ${FRONTEND_TOKEN}`, 200],
+      ];
+      for (const [method, url, payload, authorization, status] of cases) {
+        const response = await app.inject({
+          method: method as 'GET' | 'POST',
+          url,
+          headers: { authorization },
+          ...(payload ? { payload } : {}),
         });
-        assert.deepEqual(admitted.json(), { toggles: [], environment: 'development' });
-      } finally {
-        await stub.close();
+        const label = `${method} ${url} with ${authorization}`;
+        assert.equal(response.statusCode, status, `${label}: ${response.body}`);
+        if (status === 403) assert.equal(response.json().name, 'ForbiddenError', label);
       }
+      const forbidden = async (url: string, authorization: string) =>
+        (await app.inject({ url, headers: { authorization } })).json().message;
+      assert.equal(
+        await forbidden('/api/client/features', FRONTEND_TOKEN),
+        'A frontend token cannot be used on the client API; use a client token.',
+      );
+      assert.equal(
+        await forbidden('/api/frontend', DEV_TOKEN),
+        'A client token cannot be used on the frontend API; use a frontend token.',
+      );
+      assert.equal(
+        await forbidden('/api/frontend', ADMIN_TOKEN),
+        'An admin token cannot be used on the frontend API; use a frontend token.',
+      );
+      assert.equal(
+        await forbidden('/api/admin/api-tokens', FRONTEND_TOKEN),
+        'A frontend token cannot be used on the admin API; use an admin token.',
+      );
+      const admitted = await app.inject({
+        url: '/api/frontend',
+        headers: { authorization: FRONTEND_TOKEN },
+      });
+      assert.deepEqual(admitted.json(), { toggles: [] });
     });
 
     it('are deleted at start once no longer configured', async () => {

@@ -209,6 +209,28 @@ for (const backend of backends) {
       assert.equal((await importPayload(app, fixture())).statusCode, 200);
     });
 
+    it("stores a flag's variants of the environment in name order, as unleash-server does", async () => {
+      // A variant is picked by where the context's hash falls among the weights in list order:
+      // the same document must list them as unleash-server serves it (its names' `localeCompare`).
+      const variant = (name: string) => ({
+        name,
+        weight: 333,
+        weightType: 'variable' as const,
+        stickiness: 'default',
+      });
+      const payload = fixture();
+      const darkMode = payload.data.featureEnvironments!.find((e) => e.name === 'dark-mode')!;
+      darkMode.variants = [variant('zeta'), variant('beta'), variant('Gamma')];
+      assert.equal((await importPayload(app, payload)).statusCode, 200);
+      const body = await clientFeatures(app);
+      const served = body.features.find((f: { name: string }) => f.name === 'dark-mode');
+      assert.deepEqual(
+        served.variants.map((v: { name: string }) => v.name),
+        ['beta', 'Gamma', 'zeta'],
+      );
+      assert.equal((await importPayload(app, fixture())).statusCode, 200);
+    });
+
     const rejected: [string, (payload: ImportRequest) => unknown, RegExp][] = [
       [
         'a schema violation',

@@ -5,7 +5,7 @@ import { Ajv } from 'ajv';
 import type { FastifyInstance } from 'fastify';
 import { buildApp } from '../../src/app.js';
 import { loadConfig } from '../../src/config/load.js';
-import type { ServerConfig } from '../../src/config/options.js';
+import type { ServerOptions } from '../../src/config/options.js';
 import type { Database } from '../../src/db/database.js';
 import { verifyPassword } from '../../src/features/users/password.js';
 import { admin, backends, DEV_TOKEN, testConfig } from '../helpers.js';
@@ -459,7 +459,7 @@ for (const backend of backends) {
 describe('public signup rate limit', () => {
   /** An app with an invite token, its database, and the token's secret; closed after `use`. */
   async function withInvite(
-    config: Partial<ServerConfig>,
+    config: ServerOptions,
     use: (run: { app: FastifyInstance; db: Database; secret: string }) => Promise<void>,
   ): Promise<void> {
     const opened = await backends[0]!.open();

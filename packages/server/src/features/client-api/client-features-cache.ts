@@ -1,7 +1,7 @@
 import { createHash } from 'node:crypto';
 import { promisify } from 'node:util';
 import { gzip as gzipCallback } from 'node:zlib';
-import type { ClientFeature } from '@flags/schemas';
+import type { ClientFeature, ClientFeatures } from '@flags/schemas';
 import { isDatabaseUnreachable } from '../../db/availability.js';
 import type { Database } from '../../db/database.js';
 import type { RevisionTracker } from '../../revision.js';
@@ -12,6 +12,8 @@ export interface ServedConfiguration {
   readonly revision: number;
   /** Strong ETag (quoted): a hash of the visible configuration, so it changes exactly when that does. */
   readonly etag: string;
+  /** What `body` is serialized from; the frontend API compiles it (`FrontendStates`). */
+  readonly payload: ClientFeatures;
   /** The serialized response body, built once per visible configuration. */
   readonly body: Buffer;
   /** The same body gzip-compressed once, for clients sending `Accept-Encoding: gzip`. */
@@ -83,19 +85,25 @@ export class ClientFeaturesCache {
     const content = JSON.stringify([configuration.features, configuration.segments ?? null, echo]);
     const etag = `"${hash(content, 27)}"`;
     const queryHash = hash(key, 8);
-    const body = Buffer.from(
-      JSON.stringify({
-        version: 2,
-        features: configuration.features,
-        ...(configuration.segments ? { segments: configuration.segments } : {}),
-        query: echo,
-        meta: { revisionId: revision, etag, queryHash },
-      }),
-    );
+    const payload: ClientFeatures = {
+      version: 2,
+      features: configuration.features,
+      ...(configuration.segments ? { segments: configuration.segments } : {}),
+      query: echo,
+      meta: { revisionId: revision, etag, queryHash },
+    };
+    const body = Buffer.from(JSON.stringify(payload));
     // Compressed in the zlib thread pool, once per configuration instead of once per response.
     const gzipped = await gzip(body, { level: 6 });
     const byName = new Map(configuration.features.map((feature) => [feature.name, feature]));
-    const served: ServedConfiguration = Object.freeze({ revision, etag, body, gzipped, byName });
+    const served: ServedConfiguration = Object.freeze({
+      revision,
+      etag,
+      payload,
+      body,
+      gzipped,
+      byName,
+    });
     this.store(key, served);
     return served;
   }

@@ -1,4 +1,5 @@
 import type { JsonSchemaToTsProvider } from '@fastify/type-provider-json-schema-to-ts';
+import { ifNoneMatchHits } from '@flags/proxy';
 import type { FastifyInstance } from 'fastify';
 import { ApiError } from '../../errors.js';
 import type { ApiToken } from '../api-tokens/token-store.js';
@@ -67,17 +68,6 @@ function acceptsGzip(header: string | undefined): boolean {
   });
 }
 
-// The proxy's http/conditional.ts has the same rule; not shared: the services never import each other and @flags/schemas holds no run-time code.
-/** `If-None-Match` may hold a list and weak validators; any entry equal to the tag matches. */
-function matchesEtag(header: string | undefined, etag: string): boolean {
-  if (!header) return false;
-  if (header === etag) return true;
-  return header.split(',').some((candidate) => {
-    const trimmed = candidate.trim();
-    return (trimmed.startsWith('W/') ? trimmed.slice(2) : trimmed) === etag || trimmed === '*';
-  });
-}
-
 export function clientFeaturesRoutes(
   app: FastifyInstance,
   cache: ClientFeaturesCache,
@@ -102,7 +92,7 @@ export function clientFeaturesRoutes(
           .header('etag', served.etag)
           .header('cache-control', CACHE_CONTROL)
           .header('vary', `${VARY_BY_TOKEN}, Accept-Encoding`);
-        if (matchesEtag(request.headers['if-none-match'], served.etag)) {
+        if (ifNoneMatchHits(request.headers['if-none-match'], served.etag)) {
           return reply.status(304).send();
         }
         void reply.type('application/json; charset=utf-8');

@@ -53,6 +53,16 @@ const stringParameters = (parameters: Record<string, unknown> | undefined) => {
 };
 
 /**
+ * A flag's variants in name order, as unleash-server stores every flag's variants of an environment
+ * (`localeCompare` of the names, whatever order the import gave): a variant is picked by where the
+ * context's hash falls among the weights in list order, so the same document must give the same
+ * order here for the same contexts to get the same variants.
+ */
+function byVariantName<V extends { name: string }>(variants: readonly V[]): V[] {
+  return [...variants].sort((a, b) => a.name.localeCompare(b.name, 'en'));
+}
+
+/**
  * The rows a planned import writes, with the defaults for what the payload leaves out.
  * Only called when `plan` has no errors: every strategy has a `featureName`, every tag a type
  * and value, every segment id a target.
@@ -63,7 +73,10 @@ function importRows(request: ImportRequest, plan: ImportPlan, actor: string): Im
   // The last featureEnvironments entry of a feature counts.
   const entries = new Map<string, { enabled: boolean; variants: unknown[] | undefined }>();
   for (const entry of data.featureEnvironments ?? []) {
-    entries.set(environmentFeature(entry), { enabled: entry.enabled, variants: entry.variants });
+    entries.set(environmentFeature(entry), {
+      enabled: entry.enabled,
+      variants: entry.variants && byVariantName(entry.variants),
+    });
   }
   const environmentStates: ImportRows['environmentStates'] = [];
   for (const name of new Set(data.features.map((feature) => feature.name))) {

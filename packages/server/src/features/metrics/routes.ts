@@ -11,19 +11,46 @@ import type { UsageBuffer } from './usage-buffer.js';
 /** `/api/client/metrics/edge` takes any JSON object: Edge's instance data, which is not stored. */
 const edgeInstanceDataSchema = { type: 'object' } as const;
 
-export function clientMetricsRoutes(
+/** Where one API takes SDK registrations and usage reports, and how many per address. */
+export interface ReportPaths {
+  readonly register: string;
+  readonly metrics: string;
+  /**
+   * Requests per client address and minute on each path (429 beyond); `undefined`: no limit (the
+   * client API's tokens are secrets, the frontend API's ship in every page).
+   */
+  readonly perMinute?: number;
+}
+
+/**
+ * `POST <register>` and `POST <metrics>` of one API (the client API's, or the frontend API's for
+ * browser SDKs), behind that API's guard: registrations and usage counts, recorded under the
+ * token's environment in the same hourly buckets, so insights count both APIs alike.
+ */
+export function sdkReportRoutes(
   app: FastifyInstance,
   db: Database,
   guard: TokenGuard,
   version: string,
+  paths: ReportPaths,
   usage: UsageBuffer,
 ): void {
   const typed = app.withTypeProvider<JsonSchemaToTsProvider>();
+  const config =
+    paths.perMinute === undefined
+      ? {}
+      : {
+          rateLimit: {
+            max: paths.perMinute,
+            timeWindow: 60_000,
+            errorResponseBuilder: () => new ApiError('RATE_LIMITED'),
+          },
+        };
 
   typed.post(
-    '/api/client/register',
-    { schema: { body: clientRegisterSchema }, onRequest: guard },
-    async function clientPostRegister(request, reply) {
+    paths.register,
+    { schema: { body: clientRegisterSchema }, onRequest: guard, config },
+    async function sdkPostRegister(request, reply) {
       const environment = request.apiToken.environment ?? 'default';
       const instance = sdkInstance(request.body, request.headers);
       await db.transaction((tx) => recordInstances(tx, environment, [instance], request.ip));
@@ -32,9 +59,9 @@ export function clientMetricsRoutes(
   );
 
   typed.post(
-    '/api/client/metrics',
-    { schema: { body: clientMetricsSchema }, onRequest: guard },
-    async function clientPostMetrics(request, reply) {
+    paths.metrics,
+    { schema: { body: clientMetricsSchema }, onRequest: guard, config },
+    async function sdkPostMetrics(request, reply) {
       const environment = request.apiToken.environment ?? 'default';
       const counts = countsOfReport(request.body);
       if (!counts) {
@@ -45,6 +72,24 @@ export function clientMetricsRoutes(
       return reply.status(202).send();
     },
   );
+}
+
+export function clientMetricsRoutes(
+  app: FastifyInstance,
+  db: Database,
+  guard: TokenGuard,
+  version: string,
+  usage: UsageBuffer,
+): void {
+  sdkReportRoutes(
+    app,
+    db,
+    guard,
+    version,
+    { register: '/api/client/register', metrics: '/api/client/metrics' },
+    usage,
+  );
+  const typed = app.withTypeProvider<JsonSchemaToTsProvider>();
 
   typed.post(
     '/api/client/metrics/bulk',
