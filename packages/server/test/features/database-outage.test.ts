@@ -252,6 +252,13 @@ if (postgresUrl) {
         log.messages().some((msg) => /^database unreachable: degraded/.test(msg)),
         log.messages().join('\n'),
       );
+      const gauges = await app.inject({ url: '/internal-backstage/prometheus' });
+      assert.match(gauges.body, /^flags_server_database_up 0$/m);
+      assert.match(gauges.body, /^flags_server_ready 1$/m);
+      assert.match(
+        gauges.body,
+        new RegExp(`^flags_server_usage_reports_held ${METRICS_POSTS}$`, 'm'),
+      );
       const outageMs = Date.now() - cutAt;
 
       relay.restore();
@@ -273,6 +280,9 @@ if (postgresUrl) {
           .messages()
           .includes('database reachable again: serving from the database, writes accepted'),
       );
+      const after = (await app.inject({ url: '/internal-backstage/prometheus' })).body;
+      assert.match(after, /^flags_server_database_up 1$/m);
+      assert.match(after, /^flags_server_usage_reports_held 0$/m);
 
       // Every evaluation of the outage counted once: 500 reports of one yes, 500 of one no.
       const counted = await storage.direct<{ yes: number; no: number }>(
@@ -336,6 +346,9 @@ if (postgresUrl) {
           ],
         });
         assert.equal((await app.inject({ url: '/health' })).statusCode, 200);
+        const gauges = (await app.inject({ url: '/internal-backstage/prometheus' })).body;
+        assert.match(gauges, /^flags_server_ready 0$/m);
+        assert.match(gauges, /^flags_server_database_up 0$/m);
         const features = await app.inject({ url: '/api/client/features', headers: client });
         assert.equal(features.statusCode, 503);
         assert.ok(
