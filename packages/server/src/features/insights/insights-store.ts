@@ -66,19 +66,26 @@ async function timeToProduction(tx: Queryable, now: Date): Promise<Map<string, n
   return means;
 }
 
+interface MetricsRow {
+  project: string;
+  total_yes: number;
+  total_no: number;
+  total_apps: number;
+  total_flags: number;
+  total_environments: number;
+}
+
+interface EnvironmentRow {
+  environment_type: string;
+  total_updates: number;
+}
+
 /** One day's insights rows, as the snapshot tables hold them. */
 interface DayRows {
   users: { total: number; active: number };
   flags: (ProjectFlags & { health: number; ttp: number | null })[];
-  metrics: {
-    project: string;
-    total_yes: number;
-    total_no: number;
-    total_apps: number;
-    total_flags: number;
-    total_environments: number;
-  }[];
-  environments: { environment_type: string; total_updates: number }[];
+  metrics: MetricsRow[];
+  environments: EnvironmentRow[];
 }
 
 /**
@@ -123,7 +130,7 @@ async function computeDay(db: Queryable, now: Date): Promise<DayRows> {
     ),
     timeToProduction(db, now),
     // Week-to-date client metrics of each project's flags, from the hourly buckets.
-    db.query<DayRows['metrics'][number]>(
+    db.query<MetricsRow>(
       `SELECT p.id AS project, COALESCE(sum(m.yes), 0)::float8 AS total_yes,
               COALESCE(sum(m.no), 0)::float8 AS total_no,
               count(DISTINCT m.app_name)::int AS total_apps,
@@ -136,7 +143,7 @@ async function computeDay(db: Queryable, now: Date): Promise<DayRows> {
       [now, monday],
     ),
     // Week-to-date configuration updates: every event recorded against an environment.
-    db.query<DayRows['environments'][number]>(
+    db.query<EnvironmentRow>(
       `SELECT env.type AS environment_type, count(e.id)::int AS total_updates
          FROM environments env
          LEFT JOIN events e ON e.environment = env.name AND e.created_at >= $2 AND e.created_at <= $1
@@ -275,21 +282,13 @@ export async function readInsights(
          FROM insights_flag_trends WHERE day BETWEEN $1 AND $2 ORDER BY day, project`,
       range,
     ),
-    db.query<{
-      day: string;
-      project: string;
-      total_yes: number;
-      total_no: number;
-      total_apps: number;
-      total_flags: number;
-      total_environments: number;
-    }>(
+    db.query<MetricsRow & { day: string }>(
       `SELECT to_char(day, 'YYYY-MM-DD') AS day, project, total_yes::float8 AS total_yes,
               total_no::float8 AS total_no, total_apps, total_flags, total_environments
          FROM insights_metrics_trends WHERE day BETWEEN $1 AND $2 ORDER BY day, project`,
       range,
     ),
-    db.query<{ day: string; environment_type: string; total_updates: number }>(
+    db.query<EnvironmentRow & { day: string }>(
       `SELECT to_char(day, 'YYYY-MM-DD') AS day, environment_type, total_updates
          FROM insights_environment_trends WHERE day BETWEEN $1 AND $2
         ORDER BY day, environment_type`,
