@@ -1,3 +1,4 @@
+import { setTimeout as sleep } from 'node:timers/promises';
 import { isDatabaseUnreachable } from './db/availability.js';
 import type { Database, Queryable } from './db/database.js';
 
@@ -42,7 +43,22 @@ export class RevisionTracker {
   current(): Revisions | Promise<Revisions> {
     if (this.cached && this.now() - this.readAt < this.ttlMs) return this.cached;
     this.pending ??= this.read();
-    return this.pending;
+    const known = this.lastKnown;
+    if (!known) return this.pending;
+    // A database that does not answer at all (a network path dropping packets, not resetting)
+    // must not hold requests: after `ttlMs` the last revisions read answer, for `ttlMs` more.
+    const pending = this.pending;
+    const generation = this.generation;
+    return Promise.race([
+      pending,
+      sleep(this.ttlMs, undefined, { ref: false }).then(() => {
+        if (this.pending === pending && this.generation === generation) {
+          this.cached = known;
+          this.readAt = this.now();
+        }
+        return known;
+      }),
+    ]);
   }
 
   invalidate(): void {

@@ -1,3 +1,4 @@
+import { setTimeout as sleep } from 'node:timers/promises';
 import type { FastifyBaseLogger } from 'fastify';
 import type { Database, Queryable } from './database.js';
 
@@ -104,7 +105,13 @@ export class DatabaseAvailability {
 
   private scheduleProbe(): void {
     this.probe = setTimeout(() => {
-      this.db.query('SELECT 1').then(
+      // A probe the database never answers (packets dropped) counts as failed after `retryMs`.
+      Promise.race([
+        this.db.query('SELECT 1'),
+        sleep(this.retryMs, undefined, { ref: false }).then(() => {
+          throw new Error('no answer');
+        }),
+      ]).then(
         () => this.markReachable(),
         () => {
           if (this.current === 'unreachable' && !this.stopped) this.scheduleProbe();

@@ -35,6 +35,8 @@ export function openPostgres(url: string, options: PostgresOptions = {}): Databa
     max: options.maxConnections ?? 10,
     // pg waits for ever by default: a database behind a dead network path would stall requests.
     connectionTimeoutMillis: options.connectTimeoutMs ?? 5000,
+    // TCP keep-alive lets the OS notice a connection whose peer vanished without a reset.
+    keepAlive: true,
     ...(options.schema ? { options: `-c search_path=${options.schema}` } : {}),
   });
   // An idle client losing its connection must not crash the process; the next query reconnects.

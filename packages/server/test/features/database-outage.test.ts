@@ -310,6 +310,36 @@ if (postgresUrl) {
       );
     });
 
+    it('answers the client API while the database drops every packet, and recovers', async () => {
+      const before = await app.inject({ url: '/api/client/features', headers: client });
+      assert.equal(before.statusCode, 200);
+      const etag = before.headers.etag as string;
+      relay.cut('drop');
+      const cutAt = Date.now();
+      let answered = 0;
+      // Each request waits at most one revision check (100 ms) for a database that never answers.
+      while (Date.now() - cutAt < Math.min(OUTAGE_MS, 1500)) {
+        const response = await app.inject({
+          url: '/api/client/features',
+          headers: { ...client, 'if-none-match': etag },
+        });
+        assert.equal(response.statusCode, 304, response.body);
+        answered++;
+        await sleep(10);
+      }
+      relay.restore();
+      await within(RECOVERY_LIMIT_MS, 'a write after the drop', async () => {
+        const response = await app.inject({
+          method: 'POST',
+          url: '/api/admin/projects',
+          headers: admin,
+          payload: { id: `after-drop-${Date.now()}` },
+        });
+        return response.statusCode === 201;
+      });
+      assert.ok(answered > 10, `${answered} answered`);
+    });
+
     it('rolls back a transaction whose connection is cut, and the pool reconnects', async () => {
       await assert.rejects(
         storage.db.transaction(async (tx) => {
