@@ -183,6 +183,15 @@ function fromProxyError(error: ProxyError): ApiError {
     : new ApiError(code, error.message, error.details);
 }
 
+/**
+ * 503s of a database outage: the outage is logged once when it begins and once when it ends
+ * (`DatabaseAvailability`), not once per request refused meanwhile.
+ */
+const LOGGED_ONCE_ELSEWHERE: ReadonlySet<ErrorCode> = new Set([
+  'DATABASE_UNAVAILABLE',
+  'NOT_READY',
+]);
+
 export function registerErrorHandling(app: FastifyInstance): void {
   app.setErrorHandler((error: FastifyError, request, reply) => {
     const apiError =
@@ -191,7 +200,9 @@ export function registerErrorHandling(app: FastifyInstance): void {
         : error instanceof ProxyError
           ? fromProxyError(error)
           : (fromFastifyError(error) ?? new ApiError('INTERNAL'));
-    if (apiError.status >= 500) request.log.error({ err: error }, 'request failed');
+    if (apiError.status >= 500 && !LOGGED_ONCE_ELSEWHERE.has(apiError.code)) {
+      request.log.error({ err: error }, 'request failed');
+    }
     void reply.status(apiError.status).type('application/json').send(errorBody(apiError));
   });
   app.setNotFoundHandler((request, reply) => {

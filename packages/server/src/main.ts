@@ -31,7 +31,7 @@ async function main(): Promise<void> {
   const app = await buildApp(config, { db });
   app.log.info(
     { storage: db.kind === 'postgres' ? 'postgres' : `pglite (${config.dataDir})` },
-    'storage ready',
+    'storage configured',
   );
   await app.listen({ port: config.port, host: config.host });
 

@@ -252,6 +252,8 @@ if (postgresUrl) {
         log.messages().some((msg) => /^database unreachable: degraded/.test(msg)),
         log.messages().join('\n'),
       );
+      // The outage is logged once, not once per refused request.
+      assert.ok(!log.messages().includes('request failed'), log.messages().join('\n'));
       const gauges = await app.inject({ url: '/internal-backstage/prometheus' });
       assert.match(gauges.body, /^flags_server_database_up 0$/m);
       assert.match(gauges.body, /^flags_server_ready 1$/m);
