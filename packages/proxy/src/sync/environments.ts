@@ -22,8 +22,9 @@ class Feed implements PayloadTarget {
 
   update(payload: ClientFeatures): void {
     this.payload = payload;
-    this.lastUpdateMs = Date.now();
     this.environment.combine();
+    // The environment's own time of the change: its poller's last check is never earlier.
+    this.lastUpdateMs = this.environment.state.lastUpdateMs;
   }
 }
 
