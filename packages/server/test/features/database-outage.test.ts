@@ -12,11 +12,11 @@ import { startTcpRelay, type TcpRelay } from '../tcp-relay.js';
 /**
  * flags-server while PostgreSQL is unreachable (issue 18): a TCP relay between the server and the
  * test PostgreSQL is cut and restored. The issue's outage lasts 30 s; what matters is that every
- * request of the outage is answered, not its length, so it lasts `OUTAGE_MS` (3 s by default;
- * `OUTAGE_MS=30000` runs the issue's figure). The server re-checks the revision every 100 ms and
- * retries the database every 100 ms, so the outage spans many checks and retries either way.
+ * request of the outage is answered, and the test holds the issue's 30 s (`OUTAGE_MS` shortens it
+ * while working on this file). The server re-checks the revision every 100 ms and retries the
+ * database every 100 ms, so the outage spans hundreds of checks and retries.
  */
-const OUTAGE_MS = Number(process.env.OUTAGE_MS ?? 3000);
+const OUTAGE_MS = Number(process.env.OUTAGE_MS ?? 30_000);
 const METRICS_POSTS = 1000;
 /** Acceptance: writes work again within 10 s of the relay's restoring. */
 const RECOVERY_LIMIT_MS = 10_000;
