@@ -11,9 +11,24 @@ export function replyUnauthorized(reply: FastifyReply): void {
 
 /** `<key>` of an `Authorization: Bearer <key>` header (scheme case-insensitive, RFC 9110 §11.1). */
 export function bearerToken(authorization: string | string[] | undefined): string | undefined {
-  return typeof authorization === 'string' && /^bearer /i.test(authorization)
+  return typeof authorization === 'string' && hasBearerScheme(authorization)
     ? authorization.slice(7).trim()
     : undefined;
+}
+
+/** `Bearer ` in any case, without a regular expression or a lowercased copy (every request asks). */
+function hasBearerScheme(value: string): boolean {
+  // 'b' 'e' 'a' 'r' 'e' 'r' with the ASCII case bit set, then a space.
+  return (
+    value.length > 7 &&
+    value.charCodeAt(6) === 0x20 &&
+    (value.charCodeAt(0) | 0x20) === 0x62 &&
+    (value.charCodeAt(1) | 0x20) === 0x65 &&
+    (value.charCodeAt(2) | 0x20) === 0x61 &&
+    (value.charCodeAt(3) | 0x20) === 0x72 &&
+    (value.charCodeAt(4) | 0x20) === 0x65 &&
+    (value.charCodeAt(5) | 0x20) === 0x72
+  );
 }
 
 /**

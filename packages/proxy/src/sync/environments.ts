@@ -196,12 +196,15 @@ export interface EnvironmentsOptions {
 export class Environments {
   private readonly byName = new Map<string, Environment>();
   private started = false;
+  private first: Environment | undefined;
+  /** Latched: a snapshot is never taken away, so once ready, always ready. */
+  private allReady = false;
 
   constructor(private readonly options: EnvironmentsOptions) {}
 
-  /** The environment of the first startup token. */
+  /** The environment of the first startup token (kept: every plain-key request asks for it). */
   get default(): Environment {
-    return this.byName.values().next().value as Environment;
+    return this.first as Environment;
   }
 
   get(name: string): Environment | undefined {
@@ -214,8 +217,10 @@ export class Environments {
 
   /** Every startup environment holds a snapshot. */
   get ready(): boolean {
+    if (this.allReady) return true;
     for (const environment of this.byName.values())
       if (environment.startup && !environment.state.ready) return false;
+    this.allReady = true;
     return true;
   }
 
@@ -238,6 +243,7 @@ export class Environments {
         usage,
       );
       this.byName.set(name, environment);
+      this.first ??= environment;
     }
     environment.addToken(token, projects);
     if (added && this.started) {
