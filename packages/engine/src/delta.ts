@@ -1,22 +1,7 @@
-import type { ClientFeature, ClientFeatures, Segment } from '@flags/schemas';
+import type { ClientFeature, ClientFeatures, DeltaEvent, Segment } from '@flags/schemas';
 
-/** Delta API events (client specification 19 and 20). */
-export type DeltaEvent =
-  | {
-      readonly eventId?: number;
-      readonly type: 'hydration';
-      readonly features: readonly ClientFeature[];
-      readonly segments?: readonly Segment[];
-    }
-  | { readonly eventId?: number; readonly type: 'feature-updated'; readonly feature: ClientFeature }
-  | {
-      readonly eventId?: number;
-      readonly type: 'feature-removed';
-      readonly featureName: string;
-      readonly project?: string;
-    }
-  | { readonly eventId?: number; readonly type: 'segment-updated'; readonly segment: Segment }
-  | { readonly eventId?: number; readonly type: 'segment-removed'; readonly segmentId: number };
+/** Delta API events (client specification 19 and 20); the wire shape is `@flags/schemas`'. */
+export type { DeltaEvent };
 
 /** Replaces the item with the same key, or appends it; keeps payload order. */
 function upsert<T>(list: T[], item: T, key: (value: T) => unknown): void {

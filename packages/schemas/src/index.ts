@@ -1,6 +1,7 @@
 export * from './api-token.js';
 export * from './client-features.js';
 export * from './context.js';
+export * from './delta.js';
 export * from './edge.js';
 export * from './error.js';
 export * from './frontend.js';

@@ -50,10 +50,51 @@ export const ofrepEvaluationSchema = {
   },
 } as const;
 
-/** The bulk answer: the flags evaluated for the context. */
+/**
+ * Where a static-context provider hears that the flags changed (OFREP ADR-0008): a Server-Sent
+ * Events stream, by absolute `url` or by `endpoint` (`requestUri` against `origin`, by default the
+ * provider's base URL's origin). The URL carries its own credential and is opaque to providers.
+ */
+export const ofrepEventStreamSchema = {
+  type: 'object',
+  required: ['type'],
+  properties: {
+    type: { type: 'string', description: '`sse`; providers ignore types they do not know.' },
+    url: { type: 'string' },
+    endpoint: {
+      type: 'object',
+      required: ['requestUri'],
+      properties: { origin: { type: 'string' }, requestUri: { type: 'string' } },
+    },
+    inactivityDelaySec: {
+      type: 'integer',
+      minimum: 0,
+      description: 'Seconds a hidden page keeps the stream open before closing it.',
+    },
+  },
+} as const;
+
+/** The bulk answer: the flags evaluated for the context, and where to hear of changes. */
 export const ofrepBulkResponseSchema = {
   type: 'object',
-  properties: { flags: { type: 'array', items: ofrepEvaluationSchema } },
+  properties: {
+    flags: { type: 'array', items: ofrepEvaluationSchema },
+    eventStreams: { type: 'array', items: ofrepEventStreamSchema },
+  },
+} as const;
+
+/**
+ * The `data` of an event-stream message (`event: message`): the flags changed, evaluate again
+ * (`etag`: the flag configuration's revision, sent back as `flagConfigEtag`).
+ */
+export const ofrepStreamEventSchema = {
+  type: 'object',
+  required: ['type'],
+  properties: {
+    type: { type: 'string', enum: ['refetchEvaluation'] },
+    etag: { type: 'string' },
+    lastModified: { type: ['string', 'integer'] },
+  },
 } as const;
 
 /** An error answer of either route (`key` when one flag was asked for). */
@@ -77,6 +118,8 @@ export const ofrepFlagParamsSchema = {
 export type OfrepRequest = FromSchema<typeof ofrepRequestSchema>;
 export type OfrepEvaluation = FromSchema<typeof ofrepEvaluationSchema>;
 export type OfrepBulkResponse = FromSchema<typeof ofrepBulkResponseSchema>;
+export type OfrepEventStream = FromSchema<typeof ofrepEventStreamSchema>;
+export type OfrepStreamEvent = FromSchema<typeof ofrepStreamEventSchema>;
 export type OfrepErrorBody = FromSchema<typeof ofrepErrorSchema>;
 export type OfrepFlagParams = FromSchema<typeof ofrepFlagParamsSchema>;
 export type OfrepErrorCode = (typeof ofrepErrorCodes)[number];
