@@ -17,7 +17,10 @@ import { registerErrorHandling } from './errors.js';
 import { applyConfiguredTokens } from './features/api-tokens/configured-tokens.js';
 import { apiTokenRoutes } from './features/api-tokens/routes.js';
 import { TokenStore } from './features/api-tokens/token-store.js';
+import { ChangeFeed } from './features/client-api/change-feed.js';
+import { recordClientChanges } from './features/client-api/change-log.js';
 import { ClientFeaturesCache } from './features/client-api/client-features-cache.js';
+import { deltaRoutes } from './features/client-api/delta-routes.js';
 import { clientFeaturesRoutes } from './features/client-api/routes.js';
 import { contextFieldRoutes } from './features/context-fields/routes.js';
 import { edgeValidateRoutes } from './features/edge/routes.js';
@@ -42,6 +45,9 @@ import { noSniff } from './no-sniff.js';
 import { healthRoutes } from './readiness.js';
 import { redactingChildLogger } from './request-log.js';
 import { RevisionTracker } from './revision.js';
+
+/** How often old delta events are compacted (`CHANGE_LOG_EVENTS_PER_ENVIRONMENT` kept). */
+const CHANGE_LOG_COMPACT_EVERY_MS = 60_000;
 
 const { version } = createRequire(import.meta.url)('../package.json') as { version: string };
 
@@ -112,6 +118,8 @@ export async function buildApp(config: ServerConfig, deps: AppDeps): Promise<Fas
   const load = async () => {
     const applied = await migrate(db);
     if (applied.length > 0) app.log.info({ migrations: applied }, 'database migrated');
+    // The change log's baseline (first start) or its catch-up with writes made without it.
+    await db.transaction((tx) => recordClientChanges(tx, true));
     await applyConfiguredTokens(config, db, tokens, app.log);
     await tokens.lookupAll([]);
     availability.markLoaded();
@@ -140,7 +148,23 @@ export async function buildApp(config: ServerConfig, deps: AppDeps): Promise<Fas
   const clientOnly = guards.client;
 
   const clientFeatures = new ClientFeaturesCache(db, revisions);
-  clientFeaturesRoutes(app, clientFeatures, clientOnly);
+  clientFeaturesRoutes(app, clientFeatures, clientOnly, {
+    advertiseStreaming: config.streamingAdvertise,
+  });
+  const changeFeed = new ChangeFeed(db, revisions, app.log, {
+    checkMs: config.revisionCheckMs,
+    retryMs: config.databaseRetryMs,
+    eventsPerEnvironment: config.changeLogEventsPerEnvironment,
+    compactEveryMs: CHANGE_LOG_COMPACT_EVERY_MS,
+  });
+  await changeFeed.start();
+  app.addHook('onClose', async () => changeFeed.stop());
+  deltaRoutes(app, db, changeFeed, tokens, clientOnly, {
+    maxStreams: config.streamingMaxConnections,
+    keepAliveMs: config.streamingKeepAliveMs,
+    pollingOnClose: config.streamingPollingOnClose,
+    retryMs: config.databaseRetryMs,
+  });
   clientMetricsRoutes(app, db, clientOnly, version, usage);
   clientDataRetention(app, db, { now, settings: config });
   apiTokenRoutes(app, db, tokens, adminOnly);

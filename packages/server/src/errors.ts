@@ -66,6 +66,12 @@ export const errorCatalogue = {
     name: 'RateLimitError',
     message: 'Too many requests from this address; try again in a minute.',
   },
+  STREAMS_FULL: {
+    status: 429,
+    name: 'RateLimitError',
+    message:
+      'This server holds as many streams as it allows; poll /api/client/features or /api/client/delta instead.',
+  },
   INTERNAL: { status: 500, name: 'InternalError', message: 'Something went wrong on the server.' },
   PASSWORD_HASHING_BUSY: {
     status: 503,

@@ -1,6 +1,7 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import { isDatabaseUnreachable } from './db/availability.js';
 import type { Database, Queryable } from './db/database.js';
+import { CHANGE_LOG_CHANNEL, recordClientChanges } from './features/client-api/change-log.js';
 
 export interface Revisions {
   /** Bumped in the transaction of every write the client API can see. */
@@ -9,13 +10,19 @@ export interface Revisions {
   readonly tokens: number;
 }
 
-/** Call inside the write's transaction, so the bump commits (or rolls back) with the write. */
+/**
+ * Call inside the write's transaction, so the bump commits (or rolls back) with the write. It
+ * records the write's delta events too (`recordClientChanges`), in the same transaction.
+ */
 export async function bumpConfigRevision(tx: Queryable): Promise<void> {
   await tx.query('UPDATE revision SET config = config + 1 WHERE id = 1');
+  await recordClientChanges(tx);
 }
 
+/** Also wakes every process's change feed at commit: streams of a deleted token end. */
 export async function bumpTokenRevision(tx: Queryable): Promise<void> {
   await tx.query('UPDATE revision SET tokens = tokens + 1 WHERE id = 1');
+  await tx.query('SELECT pg_notify($1, $2)', [CHANGE_LOG_CHANNEL, 'tokens']);
 }
 
 /**

@@ -60,6 +60,13 @@ function resolve(options: Options, overrides: ServerOptions) {
     databaseConnectTimeoutMs: options.databaseConnectTimeoutMs,
     /** Usage reports held in memory while the database is unreachable. */
     metricsBufferMaxReports: options.metricsBufferMaxReports,
+    /** `/api/client/streaming` connections per process at most (429 beyond). */
+    streamingMaxConnections: options.streamingMaxConnections,
+    streamingKeepAliveMs: options.streamingKeepAliveMs,
+    streamingPollingOnClose: options.streamingPollingOnClose,
+    /** `fetch-mode: streaming` on `/api/client/features` answers. */
+    streamingAdvertise: options.streamingAdvertise,
+    changeLogEventsPerEnvironment: options.changeLogEventsPerEnvironment,
   });
 }
 

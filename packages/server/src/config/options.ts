@@ -207,6 +207,36 @@ export const serverSchema = Type.Object({
     fromEnv: number,
     doc: 'Usage reports (`/api/client/metrics`, `/bulk`) held in memory while the database is unreachable and written when it returns; beyond this many the answer is 503 and SDKs keep their counts.',
   }),
+  streamingMaxConnections: option(Type.Integer({ minimum: 0 }), {
+    env: ['STREAMING_MAX_CONNECTIONS'],
+    default: 10000,
+    fromEnv: number,
+    doc: 'Open `/api/client/streaming` connections per process at most; beyond it the answer is 429 and SDKs poll instead. Each one holds a file descriptor (see `ulimit -n`).',
+  }),
+  streamingKeepAliveMs: option(Type.Integer({ minimum: 0 }), {
+    env: ['STREAMING_KEEP_ALIVE_MS'],
+    default: 30000,
+    fromEnv: number,
+    doc: 'Interval of the keep-alive comment on every open stream, shorter than the idle timeout of load balancers in front (0: none).',
+  }),
+  streamingPollingOnClose: option(Type.Boolean({ title: 'true or false (or 1 or 0)' }), {
+    env: ['STREAMING_POLLING_ON_CLOSE'],
+    default: false,
+    fromEnv: booleanFromEnv,
+    doc: 'On shutdown, send open streams `event: fetch-mode` `polling` so SDKs switch to polling for good; false: the streams just end and SDKs reconnect (to another process behind the load balancer).',
+  }),
+  streamingAdvertise: option(Type.Boolean({ title: 'true or false (or 1 or 0)' }), {
+    env: ['STREAMING_ADVERTISE'],
+    default: false,
+    fromEnv: booleanFromEnv,
+    doc: 'Adds the `fetch-mode: streaming` header to `/api/client/features` answers: SDKs that support it (unleash-client 6.12 with `experimentalMode`) switch from polling to streaming.',
+  }),
+  changeLogEventsPerEnvironment: option(positive(), {
+    env: ['CHANGE_LOG_EVENTS_PER_ENVIRONMENT'],
+    default: 1000,
+    fromEnv: number,
+    doc: 'Delta events kept per environment (compacted every minute); a client further behind gets a fresh hydration.',
+  }),
 });
 
 export const serverConfig = configSchema(serverSchema);

@@ -11,4 +11,6 @@ export const ADVISORY_LOCK_KEYS = {
   import: 7_314_223,
   /** Retention deletes: one server cleans up per batch. */
   retention: 7_314_224,
+  /** The client change log: one write at a time diffs and appends, so event ids follow commit order. */
+  clientChangeLog: 7_314_225,
 } as const;

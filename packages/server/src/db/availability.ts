@@ -146,6 +146,7 @@ export function watchedDatabase(db: Database, availability: DatabaseAvailability
     kind: db.kind,
     ...watchQueryable(db),
     transaction: (fn) => watch(() => db.transaction(fn)),
+    listen: (channel, onNotify, retryMs) => db.listen(channel, onNotify, retryMs),
     close: () => db.close(),
   };
 }

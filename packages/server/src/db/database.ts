@@ -17,6 +17,13 @@ export interface Database extends Queryable {
   readonly kind: 'postgres' | 'pglite';
   /** Runs `fn` in one transaction: commit when it resolves, roll back when it throws. */
   transaction<T>(fn: (tx: Queryable) => Promise<T>): Promise<T>;
+  /**
+   * Calls `onNotify` on every `NOTIFY` on `channel` (a `pg_notify` in a transaction arrives at its
+   * commit), and once more after each reconnection, since notifications sent while disconnected
+   * are lost. PostgreSQL listens on a connection of its own, reconnected every `retryMs` while the
+   * database is unreachable; PGlite (one process) delivers its own notifications. Returns `stop`.
+   */
+  listen(channel: string, onNotify: () => void, retryMs: number): Promise<() => Promise<void>>;
   close(): Promise<void>;
 }
 
@@ -70,6 +77,18 @@ export function openPostgres(url: string, options: PostgresOptions = {}): Databa
     kind: 'postgres',
     query: base.query,
     exec: base.exec,
+    listen: (channel, onNotify, retryMs) =>
+      listenPostgres(
+        {
+          connectionString: url,
+          connectionTimeoutMillis: options.connectTimeoutMs ?? 5000,
+          keepAlive: true,
+          ...(options.schema ? { options: `-c search_path=${options.schema}` } : {}),
+        },
+        channel,
+        onNotify,
+        retryMs,
+      ),
     async transaction(fn) {
       const client = await pool.connect();
       // A checked-out client has no pool listener: a connection lost mid-transaction (the
@@ -112,6 +131,66 @@ export async function openPglite(dataDir?: string): Promise<Database> {
     query: base.query,
     exec: base.exec,
     transaction: (fn) => db.transaction((tx) => fn(wrap(tx))),
+    async listen(channel, onNotify) {
+      const unlisten = await db.listen(channel, () => onNotify());
+      return async () => {
+        // Closing the database ends its listeners too; unlistening then would throw.
+        if (!db.closed) await unlisten();
+      };
+    },
     close: () => db.close(),
+  };
+}
+
+/**
+ * `LISTEN channel` on a dedicated `pg` client (a pooled connection would be handed to queries).
+ * A lost connection is replaced every `retryMs` until it comes back; `onNotify` then runs once.
+ * Never throws: a database unreachable at start is retried the same way.
+ */
+async function listenPostgres(
+  config: pg.ClientConfig,
+  channel: string,
+  onNotify: () => void,
+  retryMs: number,
+): Promise<() => Promise<void>> {
+  let stopped = false;
+  let client: pg.Client | undefined;
+  let retry: ReturnType<typeof setTimeout> | undefined;
+  const connect = async (reconnect: boolean): Promise<void> => {
+    const next = new pg.Client(config);
+    client = next;
+    let failed = false;
+    const fail = () => {
+      if (failed) return;
+      failed = true;
+      next.removeAllListeners('notification');
+      next.end().catch(() => {});
+      if (stopped || client !== next) return;
+      client = undefined;
+      retry = setTimeout(() => void connect(true), retryMs);
+      retry.unref();
+    };
+    next.on('error', fail);
+    next.on('end', fail);
+    next.on('notification', (message) => {
+      if (message.channel === channel) onNotify();
+    });
+    try {
+      await next.connect();
+      // The channel is an identifier; callers pass constants, quoted anyway.
+      await next.query(`LISTEN "${channel.replaceAll('"', '""')}"`);
+      if (stopped) await next.end();
+      else if (reconnect) onNotify();
+    } catch {
+      fail();
+    }
+  };
+  await connect(false);
+  return async () => {
+    stopped = true;
+    clearTimeout(retry);
+    const last = client;
+    client = undefined;
+    await last?.end().catch(() => {});
   };
 }

@@ -4,6 +4,7 @@ import { sql as enablingEvents } from './0011-enabling-events.js';
 import { sql as secretsAndUsernames } from './0012-secrets-and-usernames.js';
 import { sql as clientDataRetention } from './0013-client-data-retention.js';
 import { sql as frontendTokensAndConnections } from './0014-frontend-tokens-and-connections.js';
+import { sql as clientChangeLog } from './0015-client-change-log.js';
 
 /**
  * Versioned migrations, applied in order and recorded in `schema_migrations`.
@@ -21,4 +22,5 @@ export const migrations: readonly {
   { version: 12, name: 'secrets-and-usernames', sql: secretsAndUsernames },
   { version: 13, name: 'client-data-retention', sql: clientDataRetention },
   { version: 14, name: 'frontend-tokens-and-connections', sql: frontendTokensAndConnections },
+  { version: 15, name: 'client-change-log', sql: clientChangeLog },
 ];

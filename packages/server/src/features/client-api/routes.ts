@@ -23,8 +23,8 @@ const SPEC_HEADER = 'unleash-client-spec';
  * cache may keep them, and only to revalidate with the ETag, never to serve them unasked. `Vary`
  * names the token header for caches that ignore `private`.
  */
-const CACHE_CONTROL = 'private, no-cache';
-const VARY_BY_TOKEN = 'Authorization';
+export const CACHE_CONTROL = 'private, no-cache';
+export const VARY_BY_TOKEN = 'Authorization';
 
 /** `Unleash-Client-Spec` ≥ 4.2.0 understands segments by reference; older or absent → inline. */
 function inlineSegments(header: string | string[] | undefined): boolean {
@@ -51,7 +51,7 @@ function parseTags(tags: readonly string[] | undefined): [string, string][] | un
 }
 
 /** The token's projects narrowed by the `project` filter (never widened). */
-function visibleProjects(token: ApiToken, requested: readonly string[] | undefined) {
+export function visibleProjects(token: ApiToken, requested: readonly string[] | undefined) {
   const all = token.projects.includes('*');
   if (!requested || requested.length === 0) return all ? undefined : [...token.projects].sort();
   const wanted = [...new Set(requested)].sort();
@@ -72,6 +72,7 @@ export function clientFeaturesRoutes(
   app: FastifyInstance,
   cache: ClientFeaturesCache,
   guard: (request: import('fastify').FastifyRequest) => Promise<void>,
+  options: { readonly advertiseStreaming: boolean } = { advertiseStreaming: false },
 ): void {
   app
     .withTypeProvider<JsonSchemaToTsProvider>()
@@ -92,6 +93,8 @@ export function clientFeaturesRoutes(
           .header('etag', served.etag)
           .header('cache-control', CACHE_CONTROL)
           .header('vary', `${VARY_BY_TOKEN}, Accept-Encoding`);
+        // unleash-client 6.12 in `experimentalMode` switches from polling to streaming on it.
+        if (options.advertiseStreaming) void reply.header('fetch-mode', 'streaming');
         if (ifNoneMatchHits(request.headers['if-none-match'], served.etag)) {
           return reply.status(304).send();
         }

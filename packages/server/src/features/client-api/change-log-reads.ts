@@ -1,0 +1,147 @@
+import type { DeltaEvent } from '@flags/engine';
+import type { Queryable } from '../../db/database.js';
+import type { ChangeEvent } from './change-log.js';
+import { readClientConfiguration } from './client-features-store.js';
+
+/** One row of the change log. */
+export interface StoredEvent {
+  readonly id: number;
+  readonly environment: string;
+  readonly project: string | null;
+  readonly featureName: string | null;
+  readonly event: ChangeEvent;
+}
+
+/** What one delta or streaming client may see: its token's environment and projects, narrowed. */
+export interface DeltaScope {
+  readonly environment: string;
+  /** `undefined` = every project. */
+  readonly projects: readonly string[] | undefined;
+  readonly namePrefix: string | undefined;
+}
+
+interface EventRow {
+  id: string | number;
+  environment: string;
+  project: string | null;
+  feature_name: string | null;
+  event: ChangeEvent;
+}
+
+const toStored = (row: EventRow): StoredEvent => ({
+  id: Number(row.id),
+  environment: row.environment,
+  project: row.project,
+  featureName: row.feature_name,
+  event: row.event,
+});
+
+/** Whether a client of `scope` gets `stored` (segment events go to the whole environment). */
+export function visibleTo(scope: DeltaScope, stored: StoredEvent): boolean {
+  if (stored.environment !== scope.environment) return false;
+  if (stored.project !== null && scope.projects && !scope.projects.includes(stored.project)) {
+    return false;
+  }
+  if (stored.featureName !== null && scope.namePrefix !== undefined) {
+    return stored.featureName.startsWith(scope.namePrefix);
+  }
+  return true;
+}
+
+/** The event as SDKs receive it. */
+export const withEventId = (stored: StoredEvent): DeltaEvent => ({
+  ...stored.event,
+  eventId: stored.id,
+});
+
+/** Events after `after`, of one environment or of all, in id order (`limit` at most). */
+export async function readEventsSince(
+  db: Queryable,
+  after: number,
+  limit: number,
+  environment?: string,
+): Promise<StoredEvent[]> {
+  const rows = await db.query<EventRow>(
+    `SELECT id::text AS id, environment, project, feature_name, event FROM client_change_events
+      WHERE id > $1 AND ($2::text IS NULL OR environment = $2::text)
+      ORDER BY id LIMIT $3`,
+    [after, environment ?? null, limit],
+  );
+  return rows.map(toStored);
+}
+
+/** The newest event id (0 when the log is empty). */
+export async function readLatestEventId(db: Queryable): Promise<number> {
+  const rows = await db.query<{ id: string }>(
+    'SELECT COALESCE(max(id), 0)::text AS id FROM client_change_events',
+  );
+  return Number(rows[0]?.id ?? 0);
+}
+
+/** Per environment, the id up to which its events may be gone (see `compactClientChanges`). */
+export async function readFloors(db: Queryable): Promise<Map<string, number>> {
+  const rows = await db.query<{ environment: string; floor: string }>(
+    'SELECT environment, floor::text AS floor FROM client_change_environments',
+  );
+  return new Map(rows.map((row) => [row.environment, Number(row.floor)]));
+}
+
+/** Events read per query; a client further behind than this many is hydrated instead. */
+const MAX_EVENTS_READ = 10_000;
+
+/**
+ * The events of `scope` after `after`, or `undefined` when `after` cannot be resumed from: older
+ * than the environment's compaction floor, newer than the log (another database), or an
+ * environment without a log. The floor is read after the events: compaction deletes events and
+ * raises the floor in one transaction, so a floor still at or below `after` proves that no event
+ * read was missing. `newest` is the id the client is at afterwards: the newest event read, or
+ * `committed` (an id whose events had all committed before this call, e.g. the change feed's)
+ * when higher, which moves the client past other environments' events.
+ */
+export async function readEventsAfter(
+  db: Queryable,
+  scope: DeltaScope,
+  after: number,
+  committed = 0,
+): Promise<{ events: StoredEvent[]; newest: number } | undefined> {
+  const events = await readEventsSince(db, after, MAX_EVENTS_READ + 1, scope.environment);
+  if (events.length > MAX_EVENTS_READ) return undefined;
+  const [bounds] = await db.query<{ floor: string | null; latest: string }>(
+    `SELECT (SELECT floor FROM client_change_environments WHERE environment = $1)::text AS floor,
+            COALESCE((SELECT max(id) FROM client_change_events), 0)::text AS latest`,
+    [scope.environment],
+  );
+  if (!bounds || bounds.floor === null || Number(bounds.floor) > after) return undefined;
+  const latest = Number(bounds.latest);
+  if (after > latest) return undefined;
+  const newest = Math.max(after, Math.min(committed, latest), events.at(-1)?.id ?? 0);
+  return { events: events.filter((event) => visibleTo(scope, event)), newest };
+}
+
+/**
+ * A hydration of `scope` and its id. The newest id is read before the configuration, so the
+ * configuration reflects every event up to it (and maybe later ones, which SDKs then apply again:
+ * events are upserts and removals, harmless to repeat).
+ */
+export async function readHydration(
+  db: Queryable,
+  scope: DeltaScope,
+): Promise<{ id: number; event: DeltaEvent }> {
+  const id = await readLatestEventId(db);
+  const configuration = await readClientConfiguration(db, {
+    environment: scope.environment,
+    projects: scope.projects,
+    namePrefix: scope.namePrefix,
+    tags: undefined,
+    inlineSegmentConstraints: false,
+  });
+  return {
+    id,
+    event: {
+      eventId: id,
+      type: 'hydration',
+      features: configuration.features,
+      segments: configuration.segments ?? [],
+    },
+  };
+}

@@ -1,0 +1,244 @@
+import { createHash } from 'node:crypto';
+import type { DeltaEvent } from '@flags/engine';
+import type { ClientFeature, Segment } from '@flags/schemas';
+import { ADVISORY_LOCK_KEYS } from '../../db/advisory-locks.js';
+import type { Queryable } from '../../db/database.js';
+import { readClientConfiguration } from './client-features-store.js';
+
+/** The NOTIFY channel of the change log: its payload is empty, listeners read the events. */
+export const CHANGE_LOG_CHANNEL = 'flags_client_changes';
+
+/** A delta event without its id (the id is the row's). */
+export type ChangeEvent = Exclude<DeltaEvent, { type: 'hydration' }>;
+
+interface StateRow {
+  kind: 'feature' | 'segment';
+  key: string;
+  project: string | null;
+  hash: string;
+}
+
+const hashOf = (value: unknown) =>
+  createHash('sha256').update(JSON.stringify(value)).digest('base64url').slice(0, 22);
+
+/** Environments with a recorded state that no longer exist are forgotten with their events. */
+async function environmentsToDiff(tx: Queryable): Promise<string[]> {
+  await tx.query(
+    `DELETE FROM client_change_state
+      WHERE environment NOT IN (SELECT name FROM environments)`,
+  );
+  await tx.query(
+    `DELETE FROM client_change_environments
+      WHERE environment NOT IN (SELECT name FROM environments)`,
+  );
+  const rows = await tx.query<{ name: string }>('SELECT name FROM environments ORDER BY name');
+  return rows.map((row) => row.name);
+}
+
+/**
+ * Records what the write in `tx` changed for SDKs, inside its transaction: every environment's
+ * client-visible configuration (as `/api/client/features` serves it with segments by reference)
+ * is diffed against the last recorded one, and the differences are appended as delta events. So
+ * events commit or roll back with the write, and need no code in each write. A transaction-scoped
+ * advisory lock serialises the diffs: the next writer waits for this commit, sees it, and takes
+ * higher ids, so ids follow commit order. An environment without a recorded state starts its log
+ * at the current id: at start-up (`atStart`: the first start on a database, or one written by a
+ * version without the log) its state is the baseline, without events; in a write (an environment
+ * being created) its whole state is appended as events, since clients of a token naming it may
+ * have been hydrated with its empty view already.
+ * `pg_notify` (delivered at commit) wakes every server process's change feed.
+ * Returns how many events were appended.
+ */
+export async function recordClientChanges(tx: Queryable, atStart = false): Promise<number> {
+  await tx.query('SELECT pg_advisory_xact_lock($1)', [ADVISORY_LOCK_KEYS.clientChangeLog]);
+  const environments = await environmentsToDiff(tx);
+  const known = new Set(
+    (
+      await tx.query<{ environment: string }>('SELECT environment FROM client_change_environments')
+    ).map((row) => row.environment),
+  );
+  let appended = 0;
+  for (const environment of environments) {
+    const configuration = await readClientConfiguration(tx, {
+      environment,
+      projects: undefined,
+      namePrefix: undefined,
+      tags: undefined,
+      inlineSegmentConstraints: false,
+    });
+    const previous = await tx.query<StateRow>(
+      'SELECT kind, key, project, hash FROM client_change_state WHERE environment = $1',
+      [environment],
+    );
+    const diff = diffState(previous, configuration.features, configuration.segments ?? []);
+    if (!known.has(environment)) {
+      await tx.query(
+        `INSERT INTO client_change_environments (environment, floor)
+         SELECT $1, COALESCE(max(id), 0) FROM client_change_events`,
+        [environment],
+      );
+    }
+    if (known.has(environment) || !atStart) {
+      await appendEvents(tx, environment, diff.events);
+      appended += diff.events.length;
+    }
+    await writeState(tx, environment, diff);
+  }
+  if (appended > 0) await tx.query('SELECT pg_notify($1, $2)', [CHANGE_LOG_CHANNEL, '']);
+  return appended;
+}
+
+/** The project a feature event belongs to (`null`: every client of the environment gets it). */
+export function eventProject(event: ChangeEvent): string | null {
+  if (event.type === 'feature-updated') return event.feature.project ?? null;
+  if (event.type === 'feature-removed') return event.project ?? null;
+  return null;
+}
+
+export function eventFeatureName(event: ChangeEvent): string | null {
+  if (event.type === 'feature-updated') return event.feature.name;
+  if (event.type === 'feature-removed') return event.featureName;
+  return null;
+}
+
+interface StateDiff {
+  readonly events: ChangeEvent[];
+  readonly upserts: StateRow[];
+  readonly removals: Pick<StateRow, 'kind' | 'key'>[];
+}
+
+/**
+ * The events that take an SDK from the recorded state to the current one, in an order it can
+ * apply one by one: segments a flag starts using come before the flag, segments no flag uses any
+ * more are removed after the flags. A flag moved to another project is removed from the old one
+ * first, so clients scoped to that project drop it.
+ */
+function diffState(
+  previous: readonly StateRow[],
+  features: readonly ClientFeature[],
+  segments: readonly Segment[],
+): StateDiff {
+  const before = new Map(previous.map((row) => [`${row.kind}\n${row.key}`, row]));
+  const segmentUpdates: ChangeEvent[] = [];
+  const featureEvents: ChangeEvent[] = [];
+  const segmentRemovals: ChangeEvent[] = [];
+  const upserts: StateRow[] = [];
+  const removals: Pick<StateRow, 'kind' | 'key'>[] = [];
+  for (const segment of segments) {
+    const row: StateRow = { kind: 'segment', key: String(segment.id), project: null, hash: '' };
+    row.hash = hashOf(segment);
+    const old = before.get(`segment\n${row.key}`);
+    before.delete(`segment\n${row.key}`);
+    if (old?.hash === row.hash) continue;
+    segmentUpdates.push({ type: 'segment-updated', segment });
+    upserts.push(row);
+  }
+  for (const feature of features) {
+    const row: StateRow = {
+      kind: 'feature',
+      key: feature.name,
+      project: feature.project ?? null,
+      hash: hashOf(feature),
+    };
+    const old = before.get(`feature\n${row.key}`);
+    before.delete(`feature\n${row.key}`);
+    if (old?.hash === row.hash) continue;
+    if (old && old.project !== row.project) {
+      featureEvents.push({
+        type: 'feature-removed',
+        featureName: feature.name,
+        ...(old.project === null ? {} : { project: old.project }),
+      });
+    }
+    featureEvents.push({ type: 'feature-updated', feature });
+    upserts.push(row);
+  }
+  for (const old of before.values()) {
+    removals.push({ kind: old.kind, key: old.key });
+    if (old.kind === 'feature') {
+      featureEvents.push({
+        type: 'feature-removed',
+        featureName: old.key,
+        ...(old.project === null ? {} : { project: old.project }),
+      });
+    } else {
+      segmentRemovals.push({ type: 'segment-removed', segmentId: Number(old.key) });
+    }
+  }
+  return { events: [...segmentUpdates, ...featureEvents, ...segmentRemovals], upserts, removals };
+}
+
+/** One statement for all of them (an import may change thousands of flags), ids in list order. */
+async function appendEvents(
+  tx: Queryable,
+  environment: string,
+  events: readonly ChangeEvent[],
+): Promise<void> {
+  if (events.length === 0) return;
+  const rows = events.map((event) => ({
+    project: eventProject(event),
+    featureName: eventFeatureName(event),
+    event,
+  }));
+  await tx.query(
+    `INSERT INTO client_change_events (environment, project, feature_name, event)
+     SELECT $1, r.value->>'project', r.value->>'featureName', r.value->'event'
+       FROM jsonb_array_elements($2::jsonb) WITH ORDINALITY AS r(value, position)
+      ORDER BY r.position`,
+    [environment, JSON.stringify(rows)],
+  );
+}
+
+async function writeState(tx: Queryable, environment: string, diff: StateDiff): Promise<void> {
+  if (diff.removals.length > 0) {
+    await tx.query(
+      `DELETE FROM client_change_state
+        WHERE environment = $1
+          AND kind || E'\\n' || key IN (SELECT jsonb_array_elements_text($2::jsonb))`,
+      [environment, JSON.stringify(diff.removals.map((row) => `${row.kind}\n${row.key}`))],
+    );
+  }
+  if (diff.upserts.length > 0) {
+    await tx.query(
+      `INSERT INTO client_change_state (environment, kind, key, project, hash)
+       SELECT $1, r.kind, r.key, r.project, r.hash
+         FROM jsonb_to_recordset($2::jsonb) AS r(kind text, key text, project text, hash text)
+       ON CONFLICT (environment, kind, key)
+       DO UPDATE SET project = EXCLUDED.project, hash = EXCLUDED.hash`,
+      [environment, JSON.stringify(diff.upserts)],
+    );
+  }
+}
+
+/**
+ * Keeps the newest `perEnvironment` events of each environment and deletes the older ones,
+ * raising the environment's floor to the newest id deleted (a client behind it is hydrated).
+ * Takes the change log lock so a floor never passes an event being appended. Returns how many
+ * events were deleted.
+ */
+export async function compactClientChanges(tx: Queryable, perEnvironment: number): Promise<number> {
+  await tx.query('SELECT pg_advisory_xact_lock($1)', [ADVISORY_LOCK_KEYS.clientChangeLog]);
+  const deleted = await tx.query<{ environment: string; newest: string }>(
+    `WITH ranked AS (
+       SELECT id, environment,
+              row_number() OVER (PARTITION BY environment ORDER BY id DESC) AS position
+         FROM client_change_events
+     ), gone AS (
+       DELETE FROM client_change_events e USING ranked r
+        WHERE e.id = r.id AND r.position > $1
+       RETURNING e.id, e.environment
+     )
+     SELECT environment, max(id)::text AS newest FROM gone GROUP BY environment`,
+    [perEnvironment],
+  );
+  let count = 0;
+  for (const row of deleted) {
+    await tx.query(
+      `UPDATE client_change_environments SET floor = GREATEST(floor, $2::bigint)
+        WHERE environment = $1`,
+      [row.environment, row.newest],
+    );
+    count++;
+  }
+  return count;
+}
