@@ -19,19 +19,90 @@ interface SharedBody {
   users: number;
 }
 
+/** The share of an answer cache's budget its doorkeeper takes (4 bytes a slot). */
+const DOORKEEPER_SHARE = 1 / 16;
+/** Fewest doorkeeper slots, however small the budget. */
+const MIN_DOORKEEPER_SLOTS = 64;
+
+/**
+ * Remembers which request keys were seen recently, so that the answer cache admits a key only on
+ * its second sighting (TinyLFU's "doorkeeper"): browsers each send a context of their own (a new
+ * `sessionId` per browser), and one-off contexts would fill the cache, cost a body copy each and
+ * push out the answers that polling SDKs ask for again. A key is remembered as a 32-bit hash in a
+ * slot chosen by that hash, until another key takes the slot: no key strings are kept, the memory
+ * is fixed, and a false "seen" (two keys with one hash) only admits an answer early.
+ */
+export class Doorkeeper {
+  private readonly slots: Int32Array;
+  private readonly mask: number;
+
+  /** `slots`: rounded down to a power of two. */
+  constructor(slots: number) {
+    const size = 2 ** Math.floor(Math.log2(Math.max(2, slots)));
+    this.slots = new Int32Array(size);
+    this.mask = size - 1;
+  }
+
+  /** Memory the slots take. */
+  get bytes(): number {
+    return this.slots.byteLength;
+  }
+
+  /** Whether `key` was seen before (and its slot kept it since); remembers it either way. */
+  admit(key: string): boolean {
+    const hash = hashKey(key);
+    const slot = hash & this.mask;
+    // 0 marks an empty slot; a hash of 0 is remembered as 1.
+    const mark = hash === 0 ? 1 : hash;
+    if (this.slots[slot] === mark) return true;
+    this.slots[slot] = mark;
+    return false;
+  }
+}
+
+/** FNV-1a over the key's UTF-16 code units, with a final avalanche (murmur3's fmix32). */
+function hashKey(key: string): number {
+  let hash = 0x811c9dc5;
+  for (let i = 0; i < key.length; i++) hash = Math.imul(hash ^ key.charCodeAt(i), 0x01000193);
+  hash ^= hash >>> 16;
+  hash = Math.imul(hash, 0x85ebca6b);
+  hash ^= hash >>> 13;
+  hash = Math.imul(hash, 0xc2b2ae35);
+  return hash ^ (hash >>> 16);
+}
+
 /**
  * Answers of one snapshot by request, least recently used first out, within a byte budget.
  * Browser SDKs poll with the same context every few seconds, and an answer that depended on the
  * snapshot and the context alone (the engine says so) stays right until the flags change: the
  * cache lives and dies with its snapshot, so there is nothing to invalidate. Many contexts get the
  * same toggles, so answers with equal bodies keep one copy (found by ETag, compared byte for byte).
+ * A request key is kept from its second sighting on (`admits`, a `Doorkeeper` taking a sixteenth
+ * of the budget, allocated with the first answer offered), so that contexts seen once cost no
+ * cache memory beyond it.
  */
 export class AnswerCache {
   private readonly entries = new Map<string, Answer>();
   private readonly bodies = new Map<string, SharedBody>();
   private bytes = 0;
+  private doorkeeper: Doorkeeper | undefined;
 
   constructor(private readonly budget: number) {}
+
+  /**
+   * Whether an answer for `key` should be kept (`set`): only when the key was asked for before.
+   * Each call counts as a sighting.
+   */
+  admits(key: string): boolean {
+    if (this.doorkeeper === undefined) {
+      this.doorkeeper = new Doorkeeper(
+        Math.max(MIN_DOORKEEPER_SLOTS, (this.budget * DOORKEEPER_SHARE) / 4),
+      );
+      // Counted in the budget: the answers get the rest.
+      this.bytes += this.doorkeeper.bytes;
+    }
+    return this.doorkeeper.admit(key);
+  }
 
   get size(): number {
     return this.entries.size;

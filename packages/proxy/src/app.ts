@@ -1,5 +1,6 @@
 import Fastify, { type FastifyBaseLogger, type FastifyInstance } from 'fastify';
-import { Authorizer } from './auth/access.js';
+import { Authorizer, pretrustedKeys } from './auth/access.js';
+import { EventCredentials } from './auth/event-credential.js';
 import { keyInHeader, ofrepKey } from './auth/require-key.js';
 import type { TokenValidator } from './auth/token-validator.js';
 import type { ProxyConfig } from './config/load.js';
@@ -7,7 +8,9 @@ import type { ContextEnricher, Logger } from './config/options.js';
 import { Enrichers } from './context/enrichers.js';
 import { installErrorHandler } from './errors.js';
 import { keyedAnswerHeaders } from './http/cache-headers.js';
+import { StateRevisions } from './http/context-etag.js';
 import { installCors } from './http/cors.js';
+import { EventStreamHub } from './http/event-stream.js';
 import { installDurationRecording, installReadiness, installRequestStart } from './http/hooks.js';
 import { readJsonBodies } from './http/json-body.js';
 import { registerOpenApi } from './http/openapi.js';
@@ -19,13 +22,17 @@ import { registerSyncMetrics } from './prometheus-sync.js';
 import { allRoutes } from './routes/all.js';
 import { backstageRoutes } from './routes/backstage.js';
 import { bulkMetricsRoutes } from './routes/bulk-metrics.js';
+import { clientDeltaRoutes } from './routes/client-delta.js';
 import { clientFeaturesRoutes } from './routes/client-features.js';
+import { clientStreamingRoutes } from './routes/client-streaming.js';
 import { API_FLAVOUR, frontendRoutes, PROXY_FLAVOUR } from './routes/frontend.js';
 import { healthRoutes } from './routes/health.js';
 import { metricsRoutes } from './routes/metrics.js';
 import { ofrepRoutes } from './routes/ofrep.js';
+import { OfrepEvents } from './routes/ofrep-events.js';
 import { prometheusRoutes } from './routes/prometheus.js';
 import { registerRoutes } from './routes/register.js';
+import { ChangeLogs, type Scope } from './streaming/change-log.js';
 import type { Environments } from './sync/environments.js';
 import type { UpstreamClient } from './sync/http-client.js';
 
@@ -153,6 +160,25 @@ export async function buildApp(config: ProxyConfig, deps: AppDeps): Promise<Fast
     authenticate: hooks.client,
     headers: cacheHeaders.serverSide,
   });
+  // Delta and streaming answer from one change log per environment; streams end when the app closes.
+  const changeLogs = new ChangeLogs({ retained: config.deltaEventsRetained });
+  const streams = new EventStreamHub<Scope>({
+    maxStreams: config.streamingMaxConnections,
+    keepAliveMs: config.streamingKeepAliveMs,
+  });
+  app.addHook('preClose', async () => streams.closeAll());
+  const changes = { prefix, authenticate: hooks.client, logs: changeLogs };
+  await app.register(clientDeltaRoutes, {
+    ...changes,
+    path: '/api/client/delta',
+    headers: cacheHeaders.serverSide,
+  });
+  await app.register(clientStreamingRoutes, {
+    ...changes,
+    path: '/api/client/streaming',
+    headers: { vary: cacheHeaders.serverSide.vary as string },
+    hub: streams,
+  });
   const reporting = { prefix };
   const registering = { ...reporting, config, upstream: deps.upstream, log };
   // Anyone can send these with the public client key: one budget per address for all of them.
@@ -200,14 +226,41 @@ export async function buildApp(config: ProxyConfig, deps: AppDeps): Promise<Fast
       authenticate: hooks.client,
     });
   });
+  const revisions = new StateRevisions();
+  const ofrepEvents = config.ofrepEventStreams
+    ? new OfrepEvents({
+        environments,
+        credentials: new EventCredentials({
+          keys: [...config.clientKeys, ...pretrustedKeys(config.pretrustedTokens)],
+          lifetimeMs: config.ofrepEventCredentialMs,
+        }),
+        revisions,
+        basePath: prefix,
+        maxStreams: config.ofrepEventStreamsMax,
+        keepAliveMs: config.streamingKeepAliveMs,
+        inactivityDelaySec: config.ofrepInactivityDelaySec,
+      })
+    : undefined;
+  const readOfrepKey = ofrepKey(config.clientKeysHeaderName);
   await app.register(ofrepRoutes, {
     prefix,
     all: config.enableAllEndpoint,
-    authenticate: authorizer.hook('frontend', 'legacy', ofrepKey(config.clientKeysHeaderName)),
+    authenticate: authorizer.hook('frontend', 'legacy', readOfrepKey),
     defaults: evaluation.defaults,
     enrichers: evaluation.enrichers,
     vary: cacheHeaders.ofrepVary,
+    readKey: readOfrepKey,
+    revisions,
+    events: ofrepEvents,
   });
+  if (ofrepEvents !== undefined) {
+    await app.register(
+      async function ofrepEventRoutes(scope) {
+        ofrepEvents.routes(scope);
+      },
+      { prefix },
+    );
+  }
   const onClose = deps.onClose;
   if (onClose !== undefined) app.addHook('onClose', async () => onClose());
   await app.ready();

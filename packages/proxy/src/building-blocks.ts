@@ -14,6 +14,8 @@ export { ProxyError } from './errors.js';
 export { keyedAnswerHeaders } from './http/cache-headers.js';
 export { ifNoneMatchHits } from './http/conditional.js';
 export { installCors } from './http/cors.js';
+export { type EventFrame, EventStream, EventStreamHub, eventFrame } from './http/event-stream.js';
 export { AnswerWriter } from './http/serialize.js';
 export { allRoutes } from './routes/all.js';
 export { API_FLAVOUR, frontendRoutes } from './routes/frontend.js';
+export { eventIdOf } from './streaming/change-log.js';

@@ -26,6 +26,11 @@ export const errorCatalogue = {
     name: 'AuthenticationRequired',
     message: 'The token could not be validated with the upstream yet; try again shortly.',
   },
+  INVALID_EVENT_CREDENTIAL: {
+    status: 401,
+    name: 'AuthenticationRequired',
+    message: 'The event-stream credential is missing, invalid or expired.',
+  },
   INVALID_TOKEN: {
     status: 403,
     name: 'InvalidTokenError',
@@ -62,6 +67,12 @@ export const errorCatalogue = {
     status: 429,
     name: 'RateLimitError',
     message: 'Too many registrations and usage reports from this address.',
+  },
+  TOO_MANY_STREAMS: {
+    status: 429,
+    name: 'RateLimitError',
+    message:
+      'This proxy holds as many event streams as it accepts (`streamingMaxConnections`, `ofrepEventStreamsMax`); poll or try again later.',
   },
   ENVIRONMENT_NOT_READY: {
     status: 503,

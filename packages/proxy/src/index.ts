@@ -20,8 +20,8 @@ import {
   saveTokens,
   tokensKey,
 } from './sync/fallbacks.js';
+import { FeedSync } from './sync/feed-sync.js';
 import { createUpstreamClient } from './sync/http-client.js';
-import { Poller } from './sync/poller.js';
 import { registerUpstream } from './sync/register.js';
 import { upstreamHeaders } from './sync/upstream.js';
 import { UsageAggregator } from './usage/aggregator.js';
@@ -37,6 +37,7 @@ export { CompiledState, ProxyState } from './state.js';
 export { FileBackup } from './sync/backup-file.js';
 export { RedisBackup } from './sync/backup-redis.js';
 export { Environment, Environments } from './sync/environments.js';
+export { FeedSync } from './sync/feed-sync.js';
 export {
   createUpstreamClient,
   type UpstreamClient,
@@ -56,8 +57,8 @@ export interface ProxyApp {
   readonly environments: Environments;
   /** The default environment's state (the first startup token's): plain client keys read it. */
   readonly state: ProxyState;
-  /** The default environment's first poller. */
-  readonly poller: Poller;
+  /** The default environment's first feed's sync (streaming or polling). */
+  readonly poller: FeedSync;
   /** Validates Unleash-format tokens upstream; `undefined` when no startup token is one. */
   readonly validator: TokenValidator | undefined;
   readonly log: Logger;
@@ -116,7 +117,7 @@ export async function createProxy(
         usage,
       }),
     pollerFor: (token, target, environment) =>
-      new Poller(config, target, log, upstream, { token, environment }),
+      new FeedSync(config, target, log, upstream, { token, environment }),
     onAdded: restore,
   });
   for (const token of config.startupTokens) {

@@ -14,8 +14,6 @@ import type { EvaluationCounter } from './usage/aggregator.js';
 /** One result's serialized JSON and the tag that stands for it in ETags. */
 export interface Fragment extends ResultTag {
   readonly json: string;
-  /** `json` as UTF-8: bodies are copied together from bytes, nothing is encoded per request. */
-  readonly bytes: Buffer;
 }
 
 /** Where usage counting starts for each new snapshot (`UsageAggregator`). */
@@ -137,7 +135,7 @@ export class CompiledState {
     let fragment = this.fragments.get(result);
     if (fragment === undefined) {
       const json = toggleJson(result);
-      fragment = { json, bytes: Buffer.from(json, 'utf8'), ...resultTag(json) };
+      fragment = { json, ...resultTag(json) };
       this.fragments.set(result, fragment);
     }
     return fragment;

@@ -3,7 +3,7 @@ import { describe, it } from 'node:test';
 import type { Evaluation } from '@flags/engine';
 import { ConfigError, loadConfig } from '@flags/proxy';
 import type { ClientFeature, ClientFeatures } from '@flags/schemas';
-import { AnswerCache } from '../src/answers.js';
+import { AnswerCache, Doorkeeper } from '../src/answers.js';
 import { smallPayload } from './fixtures/small.js';
 import { type Answer, call, startProxy, waitFor, withKey } from './helpers/proxy.js';
 
@@ -46,17 +46,17 @@ describe('answer cache', () => {
         headers: withKey({ 'if-none-match': String(first.headers.etag) }),
       });
       assert.equal(notModified.status, 304);
-      // Another context gets its own answer.
+      // Another context gets its own answer, kept only once it is asked for a second time.
       const other = await call(run, 'GET', '/proxy?userId=7', { headers: withKey() });
       assert.ok(toggleNames(first).includes('user-123'));
       assert.ok(!toggleNames(other).includes('user-123'));
-      assert.equal(run.proxy.state.current?.answers?.size, 3);
+      assert.equal(run.proxy.state.current?.answers?.size, 2);
       // /proxy/all lists every flag: an answer of its own for the same context.
       const all = await call(run, 'GET', '/proxy/all?userId=7', { headers: withKey() });
       const allAgain = await call(run, 'GET', '/proxy/all?userId=7', { headers: withKey() });
       assert.equal(allAgain.text, all.text);
       assert.deepEqual(toggleNames(all), run.proxy.state.current?.snapshot.names);
-      assert.equal(run.proxy.state.current?.answers?.size, 4);
+      assert.equal(run.proxy.state.current?.answers?.size, 3);
 
       await run.proxy.reporter.flush();
       const toggles = run.upstream
@@ -214,11 +214,13 @@ describe('answer cache', () => {
       const after = await call(run, 'GET', '/proxy?userId=u', { headers: withKey() });
       assert.deepEqual(toggleNames(after), []);
       assert.equal(run.proxy.state.current?.answers?.size, 1);
-      // A context that names its own time: kept, with its own answer.
-      const at = await call(run, 'GET', `/proxy?userId=u&currentTime=2020-01-01T00:00:00Z`, {
-        headers: withKey(),
-      });
-      assert.deepEqual(toggleNames(at), ['until-soon']);
+      // A context that names its own time: kept (from its second request), with its own answer.
+      for (let i = 0; i < 2; i++) {
+        const at = await call(run, 'GET', `/proxy?userId=u&currentTime=2020-01-01T00:00:00Z`, {
+          headers: withKey(),
+        });
+        assert.deepEqual(toggleNames(at), ['until-soon']);
+      }
       assert.equal(run.proxy.state.current?.answers?.size, 2);
     } finally {
       await run.close();
@@ -234,8 +236,10 @@ describe('answer cache', () => {
     const run = await startProxy(payload([flag(true)]));
     try {
       await run.proxy.poller.ready;
-      const on = await call(run, 'GET', '/proxy?userId=u', { headers: withKey() });
-      assert.deepEqual(toggleNames(on), ['switch']);
+      for (let i = 0; i < 2; i++) {
+        const on = await call(run, 'GET', '/proxy?userId=u', { headers: withKey() });
+        assert.deepEqual(toggleNames(on), ['switch']);
+      }
       assert.equal(run.proxy.state.current?.answers?.size, 1);
       run.upstream.setPayload({ ...payload([flag(false)]), version: 3 } as ClientFeatures);
       await waitFor(async () => {
@@ -276,6 +280,72 @@ describe('answer cache', () => {
       () => loadConfig({ ...env, PROXY_ANSWER_CACHE_BYTES: '-1' }),
       (error) => error instanceof ConfigError && /PROXY_ANSWER_CACHE_BYTES/.test(error.message),
     );
+  });
+
+  it('keeps no answer for contexts seen once, and keeps recurring ones from their second request', async () => {
+    const run = await startProxy(smallPayload, { metricsInterval: 3_600_000 });
+    try {
+      await run.proxy.poller.ready;
+      // Browsers each with a session of their own: nothing is kept, however many there are.
+      const once = new Map<string, Answer>();
+      for (let i = 0; i < 300; i++) {
+        const path = `/proxy?userId=${i % 20}&sessionId=session-${i}`;
+        once.set(path, await call(run, 'GET', path, { headers: withKey() }));
+      }
+      assert.equal(run.proxy.state.current?.answers?.size, 0);
+      assert.equal(run.proxy.state.current?.answers?.bodyCount, 0);
+      // A context asked for again is kept from then on and sent as kept: the same answer.
+      const recurring = '/proxy?userId=3&sessionId=session-3';
+      for (let i = 0; i < 3; i++) {
+        const again = await call(run, 'GET', recurring, { headers: withKey() });
+        assert.equal(again.text, once.get(recurring)?.text);
+        assert.equal(again.headers.etag, once.get(recurring)?.headers.etag);
+      }
+      assert.equal(run.proxy.state.current?.answers?.size, 1);
+      // POST bodies go through the same door.
+      const body = JSON.stringify({ context: { userId: '3', sessionId: 'session-3' } });
+      for (let i = 0; i < 2; i++) {
+        const posted = await call(run, 'POST', '/proxy', { headers: withKey(json), body });
+        assert.equal(posted.text, once.get(recurring)?.text);
+        assert.equal(run.proxy.state.current?.answers?.size, 1 + i);
+      }
+    } finally {
+      await run.close();
+    }
+  });
+
+  it('admits a key on its second sighting, in memory fixed by the budget', () => {
+    const keeper = new Doorkeeper(1 << 16);
+    const keys = Array.from(
+      { length: 1000 },
+      (_, i) => `query enabled proxy 10.0.0.1 /proxy?s=${i}`,
+    );
+    for (const key of keys) assert.equal(keeper.admit(key), false, key);
+    // 1000 keys in 65,536 slots: nearly all are still remembered (a slot holds the latest key).
+    const admitted = keys.filter((key) => keeper.admit(key)).length;
+    assert.ok(admitted >= 980, `${admitted} of 1000 remembered`);
+    // A key that another key pushed out of its slot starts over, however often it was seen.
+    const small = new Doorkeeper(2);
+    const pushed = ['a', 'b', 'c', 'd', 'e', 'f'];
+    for (const key of pushed) small.admit(key);
+    const remembered = pushed.filter((key) => small.admit(key));
+    assert.ok(remembered.length <= 2, `two slots remember at most two keys: ${remembered}`);
+    // The cache's doorkeeper takes a sixteenth of its budget, and the answers the rest.
+    const cache = new AnswerCache(64 * 1024);
+    assert.equal(cache.admits('k'), false);
+    assert.equal(cache.admits('k'), true);
+    assert.equal(cache.admits('other'), false);
+    assert.equal(cache.size, 0);
+    const results: Evaluation[] = [];
+    for (let i = 0; i < 100; i++)
+      cache.set(`key-${i}`, {
+        body: Buffer.alloc(1000, i),
+        etag: `W/"${i}"`,
+        results,
+        staleAt: Number.POSITIVE_INFINITY,
+      });
+    // Each entry costs its 1000-byte body, its key and ~200 bytes: 60 KB hold 50 of them.
+    assert.equal(cache.size, 50);
   });
 
   it('drops the least recently used answers beyond its budget', () => {

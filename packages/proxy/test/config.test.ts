@@ -477,6 +477,9 @@ describe('custom upstream headers', () => {
       'content-type',
       'content-length',
       'unleash-interval',
+      'accept',
+      'cache-control',
+      'last-event-id',
     ])
       assert.ok((PROXY_SET_HEADERS as readonly string[]).includes(name), name);
   });

@@ -48,6 +48,8 @@ async function proxyOn(url: string, options: ProxyOptions = {}): Promise<Harness
     clientKeys: [CLIENT_KEY],
     refreshInterval: INTERVAL,
     metricsInterval: 0,
+    // The faults here are met by the poller; the streaming sync's are in upstream-streaming.test.ts.
+    upstreamStreaming: 'polling',
     logger: log,
     ...options,
   });

@@ -22,6 +22,7 @@ const OPERATIONS = [
   'post /proxy/client/register',
   'post /ofrep/v1/evaluate/flags',
   'post /ofrep/v1/evaluate/flags/{key}',
+  'get /ofrep/v1/events',
   'get /proxy/features/{name}',
   'post /proxy/features/{name}',
   // Unleash Edge's routes.
@@ -38,6 +39,8 @@ const OPERATIONS = [
   ]),
   'get /api/client/features',
   'get /api/client/features/{name}',
+  'get /api/client/delta',
+  'get /api/client/streaming',
   'post /api/client/metrics',
   'post /api/client/metrics/bulk',
   'post /api/client/register',

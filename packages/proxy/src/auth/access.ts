@@ -94,6 +94,11 @@ function pretrusted(entry: string): readonly [string, Grant] {
       ];
 }
 
+/** The keys callers present for `pretrustedTokens` entries (`secret@environment` → `secret`). */
+export function pretrustedKeys(entries: readonly string[]): string[] {
+  return entries.map((entry) => pretrusted(entry)[0]);
+}
+
 /** The grant of a startup token: its environment and projects (`[]` ones are validated instead). */
 function startup(token: string): Array<readonly [string, Grant]> {
   const parsed = parseUnleashToken(token);

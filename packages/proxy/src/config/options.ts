@@ -28,6 +28,9 @@ import Type from 'typebox';
 /** `project:environment.secret` (`*` or `[]` for the projects), the form Unleash tokens take. */
 export const UNLEASH_TOKEN_PATTERN = '^[^:.\\s]+:[^:.\\s]+\\..+$';
 
+/** How the proxy syncs with its upstream (`upstreamStreaming`). */
+export const UPSTREAM_SYNC_MODES = ['auto', 'polling'] as const;
+
 export const LOG_LEVELS = ['debug', 'info', 'warn', 'error', 'fatal'] as const;
 export type LogLevel = (typeof LOG_LEVELS)[number];
 
@@ -80,6 +83,17 @@ function upstreamRootVariable(name: string): EnvVariable {
 }
 
 /** Edge's `LOG_FORMAT`: `json` is one JSON object per line; `plain` and `pretty` are readable lines. */
+/** Edge's `STREAMING` (a boolean): `true` streams where the upstream allows (`auto`), `false` polls. */
+function streamingVariable(name: string): EnvVariable {
+  const modes: Readonly<Record<string, string>> = { true: 'auto', false: 'polling' };
+  return {
+    name,
+    note: '`true` (`auto`) or `false` (`polling`)',
+    takes: 'true or false',
+    fromEnv: (raw) => modes[lowerCase(raw)] ?? raw,
+  };
+}
+
 function logFormatVariable(name: string): EnvVariable {
   const formats: Readonly<Record<string, boolean>> = { json: true, plain: false, pretty: false };
   return {
@@ -105,6 +119,10 @@ export const PROXY_SET_HEADERS = [
   'unleash-client-spec',
   'unleash-interval',
   'if-none-match',
+  // The upstream event stream's (`sync/upstream-stream.ts`).
+  'accept',
+  'cache-control',
+  'last-event-id',
   'accept-encoding',
   'content-type',
   'content-length',
@@ -273,6 +291,12 @@ export const proxySchema = Type.Object(
       default: 5000,
       doc: 'Upstream polling interval, ms (> 0).',
     }),
+    upstreamStreaming: option(Type.Enum(UPSTREAM_SYNC_MODES), {
+      env: ['FLAGS_UPSTREAM_STREAMING', streamingVariable('STREAMING')],
+      default: 'auto',
+      fromEnv: lowerCase,
+      doc: 'How each environment syncs with the upstream: `auto` streams (`/client/streaming`, Server-Sent Events) when the upstream offers it and polls otherwise (404/501: logged once) or while the stream keeps failing; `polling` only polls. A feed with `projectName`, `namePrefix` or `tags` filters always polls.',
+    }),
     metricsInterval: option(Type.Integer({ minimum: 0 }), {
       env: ['FLAGS_METRICS_INTERVAL', secondsVariable('METRICS_INTERVAL_SECONDS')],
       default: 30000,
@@ -419,12 +443,47 @@ export const proxySchema = Type.Object(
     answerCacheBytes: option(Type.Integer({ minimum: 0 }), {
       env: ['PROXY_ANSWER_CACHE_BYTES'],
       default: 16777216,
-      doc: 'Memory for answers kept per request (client address and query or body) and reused until the flags change (only answers that depend on the context alone; off with `expCustomEnrichers`); `0` turns it off.',
+      doc: 'Memory for answers kept per request (client address and query or body) and reused until the flags change (only answers that depend on the context alone; off with `expCustomEnrichers`); `0` turns it off. A request is kept from its second sighting on, so contexts seen once (a new session per browser) take none of it; a sixteenth of it remembers which requests were seen.',
     }),
     reportsPerMinute: option(Type.Integer({ minimum: 0 }), {
       env: ['PROXY_REPORT_RATE_LIMIT_PER_MINUTE'],
       default: 600,
       doc: 'SDK registrations and usage reports (every `…/client/register`, `…/client/metrics` and `/api/client/metrics/bulk` route, together) accepted per client address and minute; more get 429. A browser sends about 2 a minute, so the default leaves room for ~300 browsers behind one address. `0` turns the limit off.',
+    }),
+    streamingMaxConnections: option(Type.Integer({ minimum: 0 }), {
+      env: ['PROXY_STREAMING_MAX_CONNECTIONS'],
+      default: 10000,
+      doc: 'Open `/api/client/streaming` connections (Server-Sent Events) accepted at once; beyond them the answer is 429 and the Node SDK falls back to polling. Each holds a socket: keep the file-descriptor limit above it. `0` turns streaming off (every stream is refused).',
+    }),
+    streamingKeepAliveMs: option(Type.Integer({ minimum: 0 }), {
+      env: ['PROXY_STREAMING_KEEP_ALIVE_MS'],
+      default: 30000,
+      doc: 'Interval of the keep-alive comment sent on every open event stream (`/api/client/streaming`, `/ofrep/v1/events`), ms, so that load balancers and SDKs (whose read timeout is 60 s) keep idle streams open; `0`: none.',
+    }),
+    deltaEventsRetained: option(Type.Integer({ exclusiveMinimum: 0 }), {
+      env: ['PROXY_DELTA_EVENTS_RETAINED'],
+      default: 1000,
+      doc: 'Change events kept per environment for `/api/client/delta` and for streams resuming with `Last-Event-ID`; a client further behind gets a full hydration.',
+    }),
+    ofrepEventStreams: option(Type.Boolean(), {
+      env: ['PROXY_OFREP_EVENT_STREAMS'],
+      default: true,
+      doc: 'Bulk OFREP answers carry `eventStreams`: a Server-Sent Events URL (`GET /ofrep/v1/events`) that tells OpenFeature web providers to evaluate again when the flags of their environment change. `false`: no streams (providers then see changes only on a context change, a page becoming visible or their own polling).',
+    }),
+    ofrepEventCredentialMinutes: option(Type.Integer({ exclusiveMinimum: 0 }), {
+      env: ['PROXY_OFREP_EVENT_CREDENTIAL_MINUTES'],
+      default: 15,
+      doc: 'How long the credential in an OFREP event-stream URL opens streams, minutes (it is valid for this long to one and a half times as long; an open stream stays open). It is signed with a key derived from the client key, so every proxy with the same keys accepts it.',
+    }),
+    ofrepEventStreamsMax: option(Type.Integer({ minimum: 0 }), {
+      env: ['PROXY_OFREP_MAX_EVENT_STREAMS'],
+      default: 10000,
+      doc: 'OFREP event streams open at once per process; more get 429 (providers then retry with backoff).',
+    }),
+    ofrepInactivityDelaySec: option(Type.Integer({ minimum: 0 }), {
+      env: ['PROXY_OFREP_INACTIVITY_DELAY_SECONDS'],
+      default: 120,
+      doc: '`inactivityDelaySec` of the event streams: seconds a hidden page keeps its stream open before closing it (it evaluates again when visible).',
     }),
     maxContextValueLength: option(Type.Integer({ exclusiveMinimum: 0 }), {
       env: ['PROXY_MAX_CONTEXT_VALUE_LENGTH'],

@@ -1,7 +1,6 @@
 import type { Evaluation, EvaluationVisitor } from '@flags/engine';
 import type { Context } from '@flags/schemas';
 import type { FastifyReply, FastifyRequest } from 'fastify';
-import type { AnswerCache } from '../answers.js';
 import { type CompiledState, toggleJson } from '../state.js';
 import { ListTag, notModified, resultTag } from './conditional.js';
 
@@ -13,11 +12,6 @@ export interface Rendered {
 
 const PREFIX = '{"toggles":[';
 const SUFFIX = ']}';
-const COMMA = 0x2c;
-const CLOSE_BRACKET = 0x5d;
-const CLOSE_BRACE = 0x7d;
-/** Bytes of one slab; bodies larger than a quarter of it get memory of their own. */
-const SLAB_BYTES = 1 << 20;
 
 /**
  * Visits the results of one render (synchronous, so one instance serves every render of its
@@ -28,10 +22,8 @@ class EnabledCollector implements EvaluationVisitor {
   compiled: CompiledState | undefined;
   all = false;
   readonly results: Evaluation[] = [];
-  readonly parts: Buffer[] = [];
-  length = 0;
+  readonly parts: string[] = [];
   readonly tag = new ListTag();
-  count = 0;
 
   /** Parts by flag position instead of in visit order (for answers in name order). */
   byPosition = false;
@@ -40,47 +32,28 @@ class EnabledCollector implements EvaluationVisitor {
     this.results[index] = result;
     if (!this.all && !result.enabled) return;
     const fragment = (this.compiled as CompiledState).fragmentAt(index, result);
-    if (this.byPosition) this.parts[index] = fragment.bytes;
-    else this.parts.push(fragment.bytes);
-    this.length += fragment.bytes.length;
+    if (this.byPosition) this.parts[index] = fragment.json;
+    else this.parts.push(fragment.json);
     this.tag.add(fragment);
-    this.count++;
   }
 }
 
 /**
- * Writes the evaluation answers of one app (`{"toggles":[...]}`), copied together from the
- * cached UTF-8 bytes of each result. Its scratch space (the visitor and the body slab) belongs to
- * the app that created it: two apps in one process share nothing.
+ * Writes the evaluation answers of one app (`{"toggles":[...]}`), joined from the serialized JSON
+ * of each result. Its scratch space (the visitor) belongs to the app that created it: two apps in
+ * one process share nothing.
  */
 export class AnswerWriter {
   private readonly collector = new EnabledCollector();
-  /**
-   * Bodies are carved out of slabs, the way Node pools small Buffers: a view costs far less than a
-   * fresh ArrayBuffer per response (allocation, external-memory accounting, GC finalisation). A
-   * slab is only ever written ahead of its last body, so bodies still queued on a socket stay
-   * intact; a full slab is dropped and freed once its last body is. The first slab is taken with
-   * the first body.
-   */
-  private slab: Buffer | undefined;
-  private slabOffset = SLAB_BYTES;
-
-  private allocateBody(length: number): Buffer {
-    if (length > SLAB_BYTES >>> 2) return Buffer.allocUnsafeSlow(length);
-    if (this.slabOffset + length > SLAB_BYTES || this.slab === undefined) {
-      this.slab = Buffer.allocUnsafeSlow(SLAB_BYTES);
-      this.slabOffset = 0;
-    }
-    const offset = this.slabOffset;
-    // Keep the next body 8-byte aligned.
-    this.slabOffset = (offset + length + 7) & ~7;
-    return this.slab.subarray(offset, offset + length);
-  }
 
   /**
-   * `{"toggles":[...]}` of the results that are enabled (or of all, with `all`): no string
-   * building, length scan or encoding. With a `key`, an answer that depended on the snapshot and
-   * context alone is kept under it in the snapshot's answer cache, to be sent again
+   * `{"toggles":[...]}` of the results that are enabled (or of all, with `all`), as one string
+   * joined from the results' JSON: a string lives and dies in V8's young generation, and Node
+   * writes it to the socket together with the headers in one go, where a Buffer per answer (or a
+   * slab of them) is memory outside the heap that is only freed by a full collection, so under a
+   * stream of never-seen contexts it piles up (tens of MB). With a `key`, an answer that depended
+   * on the snapshot and context alone is kept under it in the snapshot's answer cache (from the
+   * key's second request on: `AnswerCache.admits`), to be sent again
    * (`CompiledState.keptAnswer`) until a date constraint flips.
    */
   renderEvaluations(
@@ -96,37 +69,26 @@ export class AnswerWriter {
     c.byPosition = inNameOrder;
     c.results.length = 0;
     c.parts.length = 0;
-    c.length = PREFIX.length + SUFFIX.length;
     c.tag.reset();
-    c.count = 0;
     let stableUntil: number;
     try {
       stableUntil = compiled.evaluateEach(context, c);
     } finally {
       c.compiled = undefined;
     }
-    const { count } = c;
     const parts = inNameOrder ? inOrder(c.parts, compiled.nameOrder()) : c.parts;
-    const cache = key === undefined ? undefined : compiled.answers;
-    const keep =
-      cache !== undefined && (stableUntil === Number.POSITIVE_INFINITY || stableUntil > Date.now());
-    const length = count > 1 ? c.length + count - 1 : c.length;
-    const body = this.allocateBody(length);
-    let offset = body.write(PREFIX, 0, 'latin1');
-    for (let i = 0; i < count; i++) {
-      if (i > 0) body[offset++] = COMMA;
-      const bytes = parts[i] as Buffer;
-      body.set(bytes, offset);
-      offset += bytes.length;
-    }
-    body[offset++] = CLOSE_BRACKET;
-    body[offset] = CLOSE_BRACE;
+    const body = `${PREFIX}${parts.join(',')}${SUFFIX}`;
     parts.length = 0;
     const etag = c.tag.etag();
-    if (keep) {
-      // The cache copies the body out of the slab (or shares an equal one); this one is sent.
-      (cache as AnswerCache).set(key as string, {
-        body,
+    const cache = key === undefined ? undefined : compiled.answers;
+    if (
+      cache !== undefined &&
+      (stableUntil === Number.POSITIVE_INFINITY || stableUntil > Date.now()) &&
+      cache.admits(key as string)
+    ) {
+      // Kept as bytes (shared with an equal kept body, if any), sent from then on as they are.
+      cache.set(key as string, {
+        body: Buffer.from(body, 'utf8'),
         etag,
         results: c.results.slice(0, compiled.snapshot.names.length),
         staleAt: stableUntil,
@@ -137,8 +99,8 @@ export class AnswerWriter {
 }
 
 /** The parts kept by flag position (gaps for toggles left out), in `order`; empties `byPosition`. */
-function inOrder(byPosition: Buffer[], order: Uint32Array): Buffer[] {
-  const parts: Buffer[] = [];
+function inOrder(byPosition: string[], order: Uint32Array): string[] {
+  const parts: string[] = [];
   for (let i = 0; i < order.length; i++) {
     const part = byPosition[order[i] as number];
     if (part !== undefined) parts.push(part);

@@ -55,7 +55,9 @@ const tokensBody = {
           ready: { type: 'boolean', description: 'Holds a snapshot.' },
           flags: { type: 'integer', description: 'Flags in the snapshot, when it holds one.' },
           lastUpdate: timestamp('Last new payload (backup and bootstrap included).'),
-          lastCheck: timestamp('Last successful upstream check (200 or 304).'),
+          lastCheck: timestamp(
+            'Last successful upstream check (a poll’s 200 or 304, a stream’s event or keep-alive).',
+          ),
           tokens: {
             type: 'array',
             items: {
@@ -66,6 +68,12 @@ const tokensBody = {
                 projects: { ...projects, description: 'Absent until validated (`[]` tokens).' },
                 lastUpdate: timestamp('Last new payload this token fetched.'),
                 lastCheck: timestamp('Last successful upstream check with this token.'),
+                sync: {
+                  type: 'string',
+                  enum: ['streaming', 'polling'],
+                  description:
+                    'How this token syncs now: by the upstream’s event stream (or trying to), or by polling.',
+                },
               },
             },
           },
@@ -120,6 +128,7 @@ function tokensReport(environments: Environments, validator: TokenValidator | un
         projects: feed.projects,
         lastUpdate: isoOrNone(feed.lastUpdateMs),
         lastCheck: isoOrNone(feed.lastCheckMs),
+        sync: feed.sync,
       })),
     })),
     validated: (validator?.records() ?? []).flatMap(({ status, info, checkedAt }) =>

@@ -1,4 +1,4 @@
-import type { Evaluation } from '@flags/engine';
+import type { Evaluation, EvaluationVisitor } from '@flags/engine';
 import {
   type Context,
   type OfrepErrorBody,
@@ -12,13 +12,20 @@ import {
   ofrepRequestSchema,
 } from '@flags/schemas';
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import type { AuthorizeHook as Authenticate } from '../auth/access.js';
+import type { AuthorizeHook as Authenticate, KeyReader } from '../auth/access.js';
 import type { Enrichers } from '../context/enrichers.js';
 import { type ContextDefaults, contextFromBody } from '../context/from-request.js';
 import { ProxyError } from '../errors.js';
 import { ListTag, notModified, type ResultTag, resultTag } from '../http/conditional.js';
+import {
+  contextEtag,
+  contextTagBase,
+  contextTagHit,
+  type StateRevisions,
+} from '../http/context-etag.js';
 import { errorResponses, OFREP_TAG } from '../http/route-docs.js';
 import type { CompiledState } from '../state.js';
+import type { OfrepEvents } from './ofrep-events.js';
 
 /**
  * OFREP, the OpenFeature Remote Evaluation Protocol: `POST /ofrep/v1/evaluate/flags/{key}` and the
@@ -146,6 +153,35 @@ export interface OfrepRouteOptions {
   readonly enrichers: Enrichers;
   /** `Vary` of every evaluation answer (`KeyedAnswerHeaders.ofrepVary`). */
   readonly vary: string;
+  /** Reads the presented key (the event-stream credential is derived from it). */
+  readonly readKey: KeyReader;
+  readonly revisions: StateRevisions;
+  /** The event streams bulk answers point at; `undefined`: none (`ofrepEventStreams` off). */
+  readonly events: OfrepEvents | undefined;
+}
+
+/**
+ * Collects a bulk answer from `evaluateEach`: the flags' JSON (only enabled ones unless `all`)
+ * and the tag of the exact list of results.
+ */
+class BulkCollector implements EvaluationVisitor {
+  json = '';
+  readonly tag = new ListTag();
+  private count = 0;
+
+  constructor(
+    private readonly compiled: CompiledState,
+    private readonly fragments: OfrepFragments,
+    private readonly all: boolean,
+  ) {}
+
+  visit(_index: number, result: Evaluation): void {
+    if (!this.all && !result.enabled) return;
+    const part = this.fragments.of(this.compiled, result);
+    this.json = this.count === 0 ? part.json : `${this.json},${part.json}`;
+    this.tag.add(part);
+    this.count++;
+  }
 }
 
 /** Errors of the OFREP routes in the protocol's shape (`{ key?, errorCode, errorDetails }`). */
@@ -183,7 +219,7 @@ export function ofrepRoutes(
   options: OfrepRouteOptions,
   done: () => void,
 ): void {
-  const { defaults, enrichers, all, vary, authenticate } = options;
+  const { defaults, enrichers, all, vary, authenticate, readKey, revisions, events } = options;
   const fragments = new OfrepFragments();
   const enrich = (context: Context): Context | Promise<Context> =>
     enrichers.empty ? context : enrichers.apply(context);
@@ -253,23 +289,37 @@ export function ofrepRoutes(
     async function ofrepEvaluateFlags(request, reply) {
       const compiled = request.served;
       const context = await enrich(contextOf(request.body, request.ip, defaults));
-      const results = compiled.evaluateAll(context);
-      let body = '{"flags":[';
-      const tag = new ListTag();
-      let count = 0;
-      for (let i = 0; i < results.length; i++) {
-        const result = results[i] as Evaluation;
-        if (!all && !result.enabled) continue;
-        const part = fragments.of(compiled, result);
-        body = count === 0 ? body + part.json : `${body},${part.json}`;
-        tag.add(part);
-        count++;
-      }
-      body += ']}';
-      const etag = tag.etag();
-      reply.header('etag', etag);
+      const nowMs = Date.now();
+      const streams =
+        events === undefined
+          ? undefined
+          : events.eventStreamsJson(readKey(request) ?? '', request.access, compiled, nowMs);
+      // The tag is known before evaluating: the snapshot's revision, the rest of the answer (the
+      // option, the event-stream URL) and the whole context as evaluated.
+      const base = contextTagBase(
+        revisions.of(compiled),
+        `${all ? 'all' : 'enabled'}\n${streams ?? ''}`,
+        context,
+      );
       reply.header('vary', vary);
+      const hit = contextTagHit(request.headers['if-none-match'], base, nowMs);
+      if (hit !== undefined) return reply.header('etag', hit).code(304).send();
+      const collector = new BulkCollector(compiled, fragments, all);
+      const validUntilMs = compiled.evaluateEach(context, collector);
+      let etag: string;
+      if (validUntilMs > nowMs) etag = contextEtag(base, validUntilMs);
+      else {
+        // A random draw or a custom strategy: the same context may get other results, so the tag
+        // stands for the results themselves (and the event-stream URL), checked after evaluating.
+        if (streams !== undefined) collector.tag.add(resultTag(streams));
+        etag = collector.tag.etag();
+      }
+      reply.header('etag', etag);
       if (notModified(request, etag)) return reply.code(304).send();
+      const body =
+        streams === undefined
+          ? `{"flags":[${collector.json}]}`
+          : `{"flags":[${collector.json}],"eventStreams":${streams}}`;
       return reply.code(200).type('application/json; charset=utf-8').send(body);
     },
   );

@@ -2,7 +2,8 @@ import type { ClientFeatures } from '@flags/schemas';
 import { allProjects } from '../auth/unleash-token.js';
 import type { ProxyState } from '../state.js';
 import type { UsageAggregator } from '../usage/aggregator.js';
-import type { PayloadTarget, Poller } from './poller.js';
+import type { FeedSync } from './feed-sync.js';
+import type { PayloadTarget } from './poller.js';
 
 /** One client token an environment syncs with, and what it last fetched. */
 class Feed implements PayloadTarget {
@@ -35,12 +36,14 @@ export interface FeedStatus {
   readonly projects: readonly string[] | undefined;
   /** Epoch ms of the feed's last new payload (0: none yet). */
   readonly lastUpdateMs: number;
-  /** Epoch ms of its poller's last successful upstream check, 200 or 304 (0: none yet). */
+  /** Epoch ms of its last successful upstream check: a poll's 200 or 304, a stream's event or keep-alive (0: none yet). */
   readonly lastCheckMs: number;
+  /** How it syncs now (`FeedSync.mode`). */
+  readonly sync: 'streaming' | 'polling';
 }
 
-/** Makes the poller of one feed: the token to sync with, and where to put what it fetches. */
-export type PollerFactory = (token: string, target: PayloadTarget, environment: string) => Poller;
+/** Makes the sync (stream or poller) of one feed: the token to sync with, and where to put what it fetches. */
+export type PollerFactory = (token: string, target: PayloadTarget, environment: string) => FeedSync;
 
 /**
  * One environment the proxy serves: its compiled state and the pollers feeding it, one per client
@@ -48,7 +51,7 @@ export type PollerFactory = (token: string, target: PayloadTarget, environment: 
  * merged into one payload (features by name, segments by id), as one environment's configuration.
  */
 export class Environment {
-  private readonly feeds: Array<{ feed: Feed; poller: Poller }> = [];
+  private readonly feeds: Array<{ feed: Feed; poller: FeedSync }> = [];
   private started = false;
   private readonly firstSync: Promise<void>;
   private resolveFirstSync!: () => void;
@@ -78,8 +81,8 @@ export class Environment {
   }
 
   /** The first feed's poller (its `lastCheckMs`, `ready`); every environment has one. */
-  get poller(): Poller {
-    return (this.feeds[0] as { poller: Poller }).poller;
+  get poller(): FeedSync {
+    return (this.feeds[0] as { poller: FeedSync }).poller;
   }
 
   /** Its client tokens, in the order they were added (the first one sends its usage metrics). */
@@ -94,6 +97,7 @@ export class Environment {
       projects: feed.projects,
       lastUpdateMs: feed.lastUpdateMs,
       lastCheckMs: poller.lastCheckMs,
+      sync: poller.mode,
     }));
   }
 

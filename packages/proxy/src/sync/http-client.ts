@@ -2,12 +2,16 @@ import * as http from 'node:http';
 import * as https from 'node:https';
 import { proxyBypass } from './no-proxy.js';
 
-/** One upstream request; `timeoutMs` bounds the whole exchange (connect, headers and body). */
+/**
+ * One upstream request; `timeoutMs` bounds the whole exchange (connect, headers and body), or with
+ * `stream` only until the headers arrive (an event stream's body has no end).
+ */
 export interface UpstreamRequestInit {
   readonly method: 'GET' | 'POST';
   readonly headers: Record<string, string>;
   readonly body?: string;
   readonly timeoutMs: number;
+  readonly stream?: boolean;
 }
 
 /** An upstream answer whose body must be consumed once, with `text()` or `dump()`. */
@@ -18,6 +22,10 @@ export interface UpstreamResponse {
   text(): Promise<string>;
   /** Reads and discards the body. */
   dump(): Promise<void>;
+  /** The body as UTF-8 text chunks as they arrive; ends when the upstream closes it. */
+  chunks(): AsyncIterable<string>;
+  /** Closes the connection (the body iteration then fails). */
+  cancel(): void;
 }
 
 /** Makes the proxy's upstream requests (sync, bootstrap, registration, usage metrics). */
@@ -152,6 +160,7 @@ function send(
     });
     request.on('response', (incoming) => {
       response = incoming;
+      if (init.stream === true) done();
       incoming.on('end', done);
       incoming.on('close', done);
       // Kept so that an error before the body is read is not thrown as an unhandled event.
@@ -163,6 +172,14 @@ function send(
         text: () => read(true),
         dump: async () => {
           await read(false);
+        },
+        chunks: () => {
+          incoming.setEncoding('utf8');
+          return incoming;
+        },
+        cancel: () => {
+          request.destroy();
+          incoming.destroy();
         },
       });
     });

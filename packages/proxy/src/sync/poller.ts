@@ -128,12 +128,9 @@ export class Poller {
     }
     if (outcome === 'unauthorized') return Math.max(interval, ceiling * (0.5 + this.random() / 2));
     this.failures = Math.min(this.failures + 1, 16);
-    const backoff = Math.min(interval * 2 ** this.failures, ceiling);
-    // Equal jitter: half fixed, half random, so a fleet of proxies does not retry in step.
-    const jittered = backoff / 2 + (this.random() * backoff) / 2;
     const retryAfter = this.retryAfterMs;
     this.retryAfterMs = undefined;
-    return Math.max(interval, jittered, Math.min(retryAfter ?? 0, MAX_BACKOFF_MS));
+    return failureDelay(interval, this.failures, this.random, retryAfter);
   }
 
   private async fetchOnce(): Promise<PollOutcome> {
@@ -229,7 +226,25 @@ export class Poller {
   }
 }
 
-function parseRetryAfter(value: string | string[] | undefined): number | undefined {
+/**
+ * The wait after `failures` (≥ 1) failures in a row with base `interval`: exponential, capped, with
+ * equal jitter (half fixed, half random, so a fleet of proxies does not retry in step), never
+ * shorter than the interval nor than an upstream's `Retry-After` (ms; itself capped).
+ * The poller's retries and the upstream stream's reconnections both wait this long.
+ */
+export function failureDelay(
+  interval: number,
+  failures: number,
+  random: () => number,
+  retryAfterMs?: number,
+): number {
+  const ceiling = Math.min(interval * MAX_BACKOFF_FACTOR, MAX_BACKOFF_MS);
+  const backoff = Math.min(interval * 2 ** Math.min(failures, 16), ceiling);
+  const jittered = backoff / 2 + (random() * backoff) / 2;
+  return Math.max(interval, jittered, Math.min(retryAfterMs ?? 0, MAX_BACKOFF_MS));
+}
+
+export function parseRetryAfter(value: string | string[] | undefined): number | undefined {
   const text = Array.isArray(value) ? value[0] : value;
   if (text === undefined) return undefined;
   if (/^\d+$/.test(text.trim())) return Number(text) * 1000;
@@ -237,7 +252,7 @@ function parseRetryAfter(value: string | string[] | undefined): number | undefin
   return Number.isNaN(date) ? undefined : Math.max(0, date - Date.now());
 }
 
-function describe(error: unknown): string {
+export function describe(error: unknown): string {
   if (error instanceof Error) {
     const code = (error as { code?: unknown }).code;
     return typeof code === 'string' ? `${code}: ${error.message}` : error.message;

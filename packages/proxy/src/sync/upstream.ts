@@ -30,3 +30,8 @@ export function featuresUrl(config: ProxyConfig): URL {
   for (const tag of config.tags) url.searchParams.append('tag', `${tag.name}:${tag.value}`);
   return url;
 }
+
+/** `GET {flagsUrl}/client/streaming`: the upstream's event stream (Server-Sent Events). */
+export function streamingUrl(config: ProxyConfig): URL {
+  return new URL('client/streaming', config.flagsUrl);
+}

@@ -8,8 +8,8 @@ export const CLIENT_KEY = 'client-key-1';
 export const API_TOKEN = 'upstream-token-secret';
 
 /** A real proxy syncing from a real fake upstream; `call(running, …)` talks to it by `inject`. */
-export interface Running {
-  readonly upstream: FakeUpstream;
+export interface Running<Upstream extends FakeUpstream = FakeUpstream> {
+  readonly upstream: Upstream;
   readonly proxy: ProxyApp;
   readonly log: RecordingLogger;
   close(): Promise<void>;
@@ -21,9 +21,11 @@ export interface Listening extends Running {
   readonly base: string;
 }
 
-export interface StartOptions {
+export interface StartOptions<Upstream extends FakeUpstream = FakeUpstream> {
   /** Prepares the fake upstream before it starts (a failure mode, TLS). */
-  readonly upstream?: (upstream: FakeUpstream) => void;
+  readonly upstream?: (upstream: Upstream) => void;
+  /** The fake upstream to serve `payload` (a `FakeUpstream` unless given). */
+  readonly serve?: (payload: unknown) => Upstream;
   /** Listens on a real port too; only where the socket is what the test is about. */
   readonly listen?: boolean;
 }
@@ -32,6 +34,11 @@ export interface StartOptions {
  * A real proxy syncing from a real fake upstream (the sync over a socket is part of every test).
  * Requests reach the proxy through Fastify's `inject` unless `listen` is set.
  */
+export async function startProxy<Upstream extends FakeUpstream>(
+  payload: unknown,
+  options: ProxyOptions,
+  start: StartOptions<Upstream> & { serve: (payload: unknown) => Upstream; listen?: false },
+): Promise<Running<Upstream>>;
 export async function startProxy(
   payload: unknown,
   options?: ProxyOptions,
@@ -47,7 +54,7 @@ export async function startProxy(
   options: ProxyOptions = {},
   start: StartOptions = {},
 ): Promise<Running | Listening> {
-  const upstream = new FakeUpstream(payload);
+  const upstream = start.serve?.(payload) ?? new FakeUpstream(payload);
   start.upstream?.(upstream);
   await upstream.start();
   const log = new RecordingLogger();

@@ -1,0 +1,142 @@
+import type { OutgoingHttpHeaders, ServerResponse } from 'node:http';
+import type { FastifyReply } from 'fastify';
+
+/** One Server-Sent Events frame: `event:`, `id:` and `data:` lines (multi-line data split). */
+export interface EventFrame {
+  readonly event?: string;
+  readonly id?: string | number;
+  readonly data: string;
+}
+
+/** The text of one frame, ending with the blank line that dispatches it. */
+export function eventFrame(frame: EventFrame): string {
+  let text = '';
+  if (frame.event !== undefined) text += `event: ${frame.event}\n`;
+  if (frame.id !== undefined) text += `id: ${frame.id}\n`;
+  for (const line of frame.data.split(/\r\n|\r|\n/)) text += `data: ${line}\n`;
+  return `${text}\n`;
+}
+
+/** A comment line: ignored by clients, it keeps idle connections open through load balancers. */
+const KEEP_ALIVE = ': keep-alive\n\n';
+
+export interface EventStreamHubOptions {
+  /** Open streams at most; `open` refuses beyond it (the caller answers 429). */
+  readonly maxStreams: number;
+  /** Interval of the keep-alive comment sent to every open stream (ms; 0: none). */
+  readonly keepAliveMs: number;
+}
+
+/**
+ * One open SSE response. It holds only the raw response and its topic, not Fastify's request
+ * and reply, so an idle stream costs little more than its socket.
+ */
+export class EventStream<Topic> {
+  constructor(
+    readonly topic: Topic,
+    private readonly response: ServerResponse,
+  ) {}
+
+  get open(): boolean {
+    return !this.response.writableEnded && !this.response.destroyed;
+  }
+
+  /** Writes one frame (or preformatted frames); returns false once the stream is closed. */
+  send(frame: EventFrame | string): boolean {
+    if (!this.open) return false;
+    this.response.write(typeof frame === 'string' ? frame : eventFrame(frame));
+    return true;
+  }
+
+  close(): void {
+    if (this.open) this.response.end();
+  }
+}
+
+/**
+ * The open event streams of one process, by topic (an environment, a token scope). One timer
+ * sends the keep-alive comment to all of them, instead of one timer per stream; `closeAll`
+ * ends them when the app closes, so shutdown does not wait for clients to leave.
+ */
+export class EventStreamHub<Topic> {
+  /** By response, so that one `close` listener serves every stream (see `forget`). */
+  private readonly streams = new Map<ServerResponse, EventStream<Topic>>();
+  /**
+   * The `close` listener of every stream's response: it removes the response it is called on. One
+   * function for all, rather than a closure (and a `once` wrapper) per stream, each of which an
+   * idle stream would keep.
+   */
+  private readonly forget: (this: ServerResponse) => void;
+  private readonly keepAlive: NodeJS.Timeout | undefined;
+
+  constructor(private readonly options: EventStreamHubOptions) {
+    const streams = this.streams;
+    this.forget = function forget(this: ServerResponse) {
+      streams.delete(this);
+    };
+    if (options.keepAliveMs > 0) {
+      this.keepAlive = setInterval(() => {
+        for (const stream of this.streams.values()) stream.send(KEEP_ALIVE);
+      }, options.keepAliveMs);
+      this.keepAlive.unref();
+    }
+  }
+
+  get size(): number {
+    return this.streams.size;
+  }
+
+  /** Whether another stream may open now. */
+  get full(): boolean {
+    return this.streams.size >= this.options.maxStreams;
+  }
+
+  /**
+   * Takes the reply over as an SSE stream: status 200, the headers set on the reply so far (CORS,
+   * custom headers) and the event-stream headers. Returns `undefined` when the hub is full; the
+   * caller then answers 429 itself. The stream leaves the hub when the client disconnects.
+   */
+  open(reply: FastifyReply, topic: Topic): EventStream<Topic> | undefined {
+    if (this.full) return undefined;
+    const headers: OutgoingHttpHeaders = {};
+    for (const [name, value] of Object.entries(reply.getHeaders()))
+      if (value !== undefined) headers[name] = value;
+    reply.hijack();
+    const response = reply.raw;
+    response.writeHead(200, {
+      ...headers,
+      'content-type': 'text/event-stream; charset=utf-8',
+      'cache-control': 'no-cache',
+      connection: 'keep-alive',
+      // Proxies such as nginx buffer responses unless told not to; events must go out at once.
+      'x-accel-buffering': 'no',
+    });
+    // The socket's idle timeout would end a quiet stream; keep-alive comments are its heartbeat.
+    response.socket?.setTimeout(0);
+    response.flushHeaders();
+    const stream = new EventStream(topic, response);
+    this.streams.set(response, stream);
+    response.on('close', this.forget);
+    return stream;
+  }
+
+  /** Sends `frame` to every open stream whose topic `matches`; returns how many got it. */
+  broadcast(frame: EventFrame | string, matches: (topic: Topic) => boolean = () => true): number {
+    const text = typeof frame === 'string' ? frame : eventFrame(frame);
+    let sent = 0;
+    for (const stream of this.streams.values())
+      if (matches(stream.topic) && stream.send(text)) sent++;
+    return sent;
+  }
+
+  /** Every open stream (for senders that write a different frame to each topic). */
+  [Symbol.iterator](): IterableIterator<EventStream<Topic>> {
+    return this.streams.values();
+  }
+
+  closeAll(): void {
+    if (this.keepAlive) clearInterval(this.keepAlive);
+    for (const stream of this.streams.values()) stream.close();
+    this.streams.clear();
+  }
+}
