@@ -137,6 +137,46 @@ function requests(scenario: Scenario): autocannon.Request[] {
   return realisticContexts(500).map((context) => evaluationRequest(scenario, context, CLIENT_KEY));
 }
 
+/** Users the unique-context shape draws from. */
+const USERS = 20_000;
+
+/**
+ * The unique-context shape, as browsers send it: every request a new `sessionId` (a counter) and a
+ * `userId` drawn from 20,000 users, the other fields from the 500 realistic contexts. autocannon's
+ * `setupRequest` writes each path as the request goes out (a request list would recur).
+ */
+/** Where the session counter of the unique shape stands: shared by all its runs, so none recurs. */
+interface Sessions {
+  next: number;
+}
+
+function uniqueRequests(sessions: Sessions): autocannon.Request[] {
+  const rest = realisticContexts(500).map((context) => {
+    const query = new URLSearchParams({ remoteAddress: context.remoteAddress });
+    for (const [name, value] of Object.entries(context.properties))
+      query.append(`properties[${name}]`, value);
+    return query.toString();
+  });
+  return [
+    {
+      method: 'GET',
+      headers: { authorization: CLIENT_KEY },
+      setupRequest: (request) => {
+        const n = sessions.next++;
+        // A multiplicative step spreads consecutive requests over the users.
+        request.path = `/proxy?userId=user-${(n * 7919) % USERS}&sessionId=s-${n}&${rest[n % rest.length]}`;
+        return request;
+      },
+    },
+  ];
+}
+
+type Shape = 'unique' | 'recurring';
+
+function shapeRequests(shape: Shape, scenario: Scenario, sessions: Sessions): autocannon.Request[] {
+  return shape === 'unique' ? uniqueRequests(sessions) : requests(scenario);
+}
+
 interface Measure {
   readonly rps: number;
   readonly p50: number;
@@ -146,11 +186,7 @@ interface Measure {
   readonly errors: number;
 }
 
-async function load(
-  child: Child,
-  scenario: Scenario,
-  list: autocannon.Request[] = requests(scenario),
-): Promise<Measure> {
+async function load(child: Child, list: autocannon.Request[]): Promise<Measure> {
   const cpuBefore = cpuMicros(child.process.pid);
   const result = await autocannon({
     url: child.base,
@@ -179,107 +215,250 @@ function average(values: readonly Measure[]): Measure {
   };
 }
 
-async function bench(): Promise<void> {
-  const upstream = await new FakeUpstream(realisticPayload(200)).start();
-  const ours = await startCommand(upstream.url);
-  const reference = await startChild('reference', upstream.url);
-  // The bare server sends a fixed body as large as our average GET /proxy answer.
+/** Highest memory figures of a flags-proxy process seen by `sampleMemory`, MB. */
+interface MemoryPeaks {
+  heapTotal: number;
+  heapUsed: number;
+  external: number;
+  /** Resident memory backed by files (the node binary and libraries), /proc `RssFile`. */
+  rssFile: number;
+}
+
+/**
+ * Samples a flags-proxy's memory once a second while `during` runs: V8's heap and external memory
+ * (Buffers and other memory V8 does not manage) from its Prometheus endpoint, and the file-backed
+ * part of its resident set. What is left of the peak RSS is the allocator's and V8's own overhead.
+ */
+async function sampleMemory<T>(child: Child, peaks: MemoryPeaks, during: Promise<T>): Promise<T> {
+  let running = true;
+  const sampling = (async () => {
+    while (running) {
+      await new Promise((resolve) => setTimeout(resolve, 1000));
+      const text = await (await fetch(`${child.base}/proxy/internal-backstage/prometheus`)).text();
+      const metric = (name: string) =>
+        Number(new RegExp(`^${name} (\\S+)$`, 'm').exec(text)?.[1] ?? Number.NaN) / 2 ** 20;
+      peaks.heapTotal = Math.max(peaks.heapTotal, metric('nodejs_heap_size_total_bytes'));
+      peaks.heapUsed = Math.max(peaks.heapUsed, metric('nodejs_heap_size_used_bytes'));
+      peaks.external = Math.max(peaks.external, metric('nodejs_external_memory_bytes'));
+      const status = readFileSync(`/proc/${child.process.pid}/status`, 'utf8');
+      peaks.rssFile = Math.max(
+        peaks.rssFile,
+        Number(/RssFile:\s+(\d+) kB/.exec(status)?.[1]) / 1024,
+      );
+    }
+  })();
+  try {
+    return await during;
+  } finally {
+    running = false;
+    await sampling;
+  }
+}
+
+const noPeaks = (): MemoryPeaks => ({ heapTotal: 0, heapUsed: 0, external: 0, rssFile: 0 });
+
+/** Average `GET /proxy` body of `list`'s first 100 requests as `child` answers them, bytes. */
+async function averageBody(child: Child, list: autocannon.Request[]): Promise<number> {
   let bytes = 0;
-  const sample = requests('GET').slice(0, 100);
-  for (const request of sample) {
-    const response = await fetch(`${ours.base}${request.path}`, {
+  const count = 100;
+  for (let i = 0; i < count; i++) {
+    const template = list[i % list.length] as autocannon.Request;
+    const setup = template.setupRequest as
+      | ((request: autocannon.Request, context: object) => autocannon.Request)
+      | undefined;
+    const request = setup ? setup({ ...template }, {}) : template;
+    const response = await fetch(`${child.base}${request.path}`, {
       headers: { authorization: CLIENT_KEY },
     });
-    bytes += (await response.text()).length;
+    bytes += (await response.arrayBuffer()).byteLength;
   }
-  const bodyBytes = Math.round(bytes / sample.length);
-  const bare = await startChild('bare', upstream.url, bodyBytes);
-  // The same with the answer cache off: every request evaluates all 200 flags.
-  const uncached = await startCommand(upstream.url, { PROXY_ANSWER_CACHE_BYTES: '0' });
+  return Math.round(bytes / count);
+}
+
+/** Flag counts of the unique-context runs: how the cost grows with the number of flags. */
+const FLAG_COUNTS = [5, 200, 1000] as const;
+
+interface Server {
+  readonly name: string;
+  readonly child: Child;
+  /** Memory breakdown sampled under load (flags-proxy only). */
+  readonly memory?: MemoryPeaks;
+}
+
+interface Run {
+  readonly flags: number;
+  readonly shape: Shape;
+  readonly scenario: Scenario;
+  readonly server: Server;
+}
+
+async function bench(): Promise<void> {
+  const upstreams = new Map<number, FakeUpstream>();
+  for (const flags of FLAG_COUNTS)
+    upstreams.set(flags, await new FakeUpstream(realisticPayload(flags)).start());
+  const upstreamOf = (flags: number) => (upstreams.get(flags) as FakeUpstream).url;
+  // One process per shape and flag count, so that each peak RSS is that load's alone.
+  const servers: Server[] = [];
+  const runs: Run[] = [];
+  const bareOf = new Map<number, Server>();
+  const bodyOf = new Map<number, number>();
+  const sessions: Sessions = { next: 0 };
+  for (const flags of FLAG_COUNTS) {
+    const unique: Server = {
+      name: `flags-proxy ${flags}`,
+      child: await startCommand(upstreamOf(flags)),
+      memory: noPeaks(),
+    };
+    const bytes = await averageBody(unique.child, uniqueRequests(sessions));
+    bodyOf.set(flags, bytes);
+    // The bare server sends a fixed body as large as our average answer at this many flags.
+    const bare: Server = { name: 'bare node:http', child: await startChild('bare', '', bytes) };
+    bareOf.set(flags, bare);
+    servers.push(unique, bare);
+    runs.push({ flags, shape: 'unique', scenario: 'GET', server: unique });
+    if (flags === 200) {
+      const recurring: Server = {
+        name: 'flags-proxy',
+        child: await startCommand(upstreamOf(flags)),
+        memory: noPeaks(),
+      };
+      const referenceUnique: Server = {
+        name: '@unleash/proxy',
+        child: await startChild('reference', upstreamOf(flags)),
+      };
+      const referenceRecurring: Server = {
+        name: '@unleash/proxy',
+        child: await startChild('reference', upstreamOf(flags)),
+      };
+      servers.push(recurring, referenceUnique, referenceRecurring);
+      runs.push({ flags, shape: 'unique', scenario: 'GET', server: referenceUnique });
+      for (const scenario of ['GET', 'POST'] as const) {
+        runs.push({ flags, shape: 'recurring', scenario, server: recurring });
+        runs.push({ flags, shape: 'recurring', scenario, server: referenceRecurring });
+      }
+    }
+    runs.push({ flags, shape: 'recurring', scenario: 'GET', server: bare });
+  }
   console.log(
-    `200 flags, 500 contexts, ${CONNECTIONS} connections, ${DURATION_S} s per run, ${ROUNDS} rounds; average GET body ${bodyBytes} B`,
+    `${CONNECTIONS} connections, ${DURATION_S} s per run, ${ROUNDS} rounds; unique: every GET a new sessionId over ${USERS} users; recurring: 500 contexts; average GET body ${FLAG_COUNTS.map((flags) => `${bodyOf.get(flags)} B at ${flags} flags`).join(', ')}`,
   );
 
-  const runs = new Map<string, Measure[]>();
-  const record = (key: string, measure: Measure) => {
-    runs.set(key, [...(runs.get(key) ?? []), measure]);
-    console.log(
-      `  ${key.padEnd(16)} ${measure.rps.toFixed(0).padStart(8)} req/s  p50 ${measure.p50} ms  p99 ${measure.p99} ms  CPU ${measure.cpu.toFixed(0)} µs/req${measure.errors ? `  errors ${measure.errors}` : ''}`,
-    );
-  };
+  const measures = new Map<Run, Measure[]>();
+  const label = (run: Run) =>
+    `${run.flags} flags ${run.shape} ${run.scenario} ${run.server.name}`.padEnd(48);
   for (let round = 1; round <= ROUNDS; round++) {
     console.log(`round ${round}`);
-    for (const scenario of ['GET', 'POST'] as const) {
-      const order =
-        round % 2 === 1
-          ? [
-              ['ours', ours],
-              ['reference', reference],
-            ]
-          : [
-              ['reference', reference],
-              ['ours', ours],
-            ];
-      for (const [name, child] of order as Array<[string, Child]>)
-        record(`${name} ${scenario}`, await load(child, scenario));
+    // Every other round runs in reverse, so that no server always goes first.
+    for (const run of round % 2 === 1 ? runs : [...runs].reverse()) {
+      const list = shapeRequests(run.shape, run.scenario, sessions);
+      const pending = load(run.server.child, list);
+      const measure = run.server.memory
+        ? await sampleMemory(run.server.child, run.server.memory, pending)
+        : await pending;
+      measures.set(run, [...(measures.get(run) ?? []), measure]);
+      console.log(
+        `  ${label(run)} ${measure.rps.toFixed(0).padStart(8)} req/s  p50 ${measure.p50} ms  p99 ${measure.p99} ms  CPU ${measure.cpu.toFixed(0)} µs/req${measure.errors ? `  errors ${measure.errors}` : ''}`,
+      );
     }
-    record('uncached GET', await load(uncached, 'GET'));
-    record('bare GET', await load(bare, 'GET'));
   }
 
-  const rss = {
-    ours: peakRssMb(ours.process.pid),
-    reference: peakRssMb(reference.process.pid),
-    bare: peakRssMb(bare.process.pid),
-    uncached: peakRssMb(uncached.process.pid),
+  const summary = new Map<Run, Measure>();
+  for (const [run, list] of measures) summary.set(run, average(list));
+  const find = (flags: number, shape: Shape, scenario: Scenario, name: string) => {
+    for (const [run, measure] of summary)
+      if (
+        run.flags === flags &&
+        run.shape === shape &&
+        run.scenario === scenario &&
+        run.server.name.startsWith(name)
+      )
+        return measure;
+    return undefined;
   };
   const rows: string[][] = [
-    ['scenario', 'server', 'req/s', 'p50 ms', 'p99 ms', 'CPU µs/req', 'peak RSS MB'],
+    [
+      'flags',
+      'shape',
+      'request',
+      'server',
+      'req/s',
+      'p50 ms',
+      'p99 ms',
+      'CPU µs/req',
+      'peak RSS MB',
+      'of bare',
+      '× reference',
+    ],
   ];
-  const summary: Record<string, Measure> = {};
-  for (const [key, measures] of runs) summary[key] = average(measures);
-  for (const key of Object.keys(summary)) {
-    const [server, scenario] = key.split(' ') as [keyof typeof rss, string];
-    const m = summary[key] as Measure;
+  for (const [run, m] of summary) {
+    const bare = summary.get(
+      runs.find((r) => r.server === bareOf.get(run.flags)) as Run,
+    ) as Measure;
+    const reference = find(run.flags, run.shape, run.scenario, '@unleash/proxy');
+    const ours = run.server.name.startsWith('flags-proxy');
     rows.push([
-      scenario,
-      server,
+      String(run.flags),
+      run.server === bareOf.get(run.flags) ? '—' : run.shape,
+      `${run.scenario} /proxy`,
+      run.server.name.replace(/ \d+$/, ''),
       m.rps.toFixed(0),
       m.p50.toFixed(1),
       m.p99.toFixed(1),
       m.cpu.toFixed(0),
-      rss[server].toFixed(0),
+      peakRssMb(run.server.child.process.pid).toFixed(0),
+      ours ? (m.rps / bare.rps).toFixed(2) : '',
+      ours && reference ? `${(m.rps / reference.rps).toFixed(1)}×` : '',
     ]);
   }
-  console.log('\nsummary (mean of rounds)');
+  console.log(
+    '\nsummary (mean of rounds; "of bare": req/s over the bare server\'s with the same body size)',
+  );
   const widths = (rows[0] as string[]).map((_, i) =>
     Math.max(...rows.map((row) => (row[i] as string).length)),
   );
   for (const row of rows)
     console.log(`| ${row.map((cell, i) => cell.padEnd(widths[i] as number)).join(' | ')} |`);
-  console.log('\nratios (ours vs reference; targets: req/s ≥ 25×, p99 ≤ 1/10, RSS ≤ 1/2)');
-  for (const scenario of ['GET', 'POST']) {
-    const mine = summary[`ours ${scenario}`] as Measure;
-    const theirs = summary[`reference ${scenario}`] as Measure;
+
+  console.log(
+    '\nratios at 200 flags (targets: unique ≥ 0.5 of bare and ≥ 40× the reference, p99 ≤ 1/10; recurring ≥ 0.6 of bare)',
+  );
+  for (const [shape, scenario] of [
+    ['unique', 'GET'],
+    ['recurring', 'GET'],
+    ['recurring', 'POST'],
+  ] as const) {
+    const mine = find(200, shape, scenario, 'flags-proxy') as Measure;
+    const theirs = find(200, shape, scenario, '@unleash/proxy') as Measure;
+    const bare = find(200, 'recurring', 'GET', 'bare') as Measure;
     console.log(
-      `  ${scenario.padEnd(4)} req/s ${(mine.rps / theirs.rps).toFixed(1)}×   p99 1/${(theirs.p99 / Math.max(mine.p99, 0.001)).toFixed(1)}   CPU per request 1/${(theirs.cpu / Math.max(mine.cpu, 0.001)).toFixed(1)}`,
+      `  ${`${shape} ${scenario}`.padEnd(14)} req/s ${(mine.rps / theirs.rps).toFixed(1)}×   p99 1/${(theirs.p99 / Math.max(mine.p99, 0.001)).toFixed(1)}   CPU per request 1/${(theirs.cpu / Math.max(mine.cpu, 0.001)).toFixed(1)}   ${(mine.rps / bare.rps).toFixed(2)} of bare (${bare.rps.toFixed(0)} req/s, ${bare.cpu.toFixed(0)} µs CPU/req)`,
     );
   }
-  const uncachedGet = summary['uncached GET'] as Measure;
-  const referenceGet = summary['reference GET'] as Measure;
-  console.log(
-    `  GET with the answer cache off: req/s ${(uncachedGet.rps / referenceGet.rps).toFixed(1)}×   p99 1/${(referenceGet.p99 / Math.max(uncachedGet.p99, 0.001)).toFixed(1)}   CPU per request 1/${(referenceGet.cpu / Math.max(uncachedGet.cpu, 0.001)).toFixed(1)}`,
+  const uniqueServer = servers.find((s) => s.name === 'flags-proxy 200') as Server;
+  const recurringServer = servers.find((s) => s.name === 'flags-proxy') as Server;
+  const referencePeak = Math.max(
+    ...servers
+      .filter((s) => s.name === '@unleash/proxy')
+      .map((s) => peakRssMb(s.child.process.pid)),
   );
+  for (const [shape, server] of [
+    ['unique', uniqueServer],
+    ['recurring', recurringServer],
+  ] as const) {
+    const peak = peakRssMb(server.child.process.pid);
+    const memory = server.memory as MemoryPeaks;
+    console.log(
+      `  peak RSS ${shape.padEnd(9)} ${peak.toFixed(0)} MB = ${(peak / referencePeak).toFixed(2)} of the reference's ${referencePeak.toFixed(0)} MB (target ≤ 100 MB, ≤ 0.6); highest samples: V8 heap ${memory.heapTotal.toFixed(0)} MB (${memory.heapUsed.toFixed(0)} used), external ${memory.external.toFixed(0)} MB, file-backed ${memory.rssFile.toFixed(0)} MB`,
+    );
+  }
+  const cpuAt = (flags: number) => (find(flags, 'unique', 'GET', 'flags-proxy') as Measure).cpu;
+  const growth = (cpuAt(1000) - cpuAt(200)) / 800;
   console.log(
-    `  RSS  ${(rss.ours / rss.reference).toFixed(2)} of the reference's peak (cache off: ${(rss.uncached / rss.reference).toFixed(2)})`,
-  );
-  const bareGet = summary['bare GET'] as Measure;
-  console.log(
-    `  ours GET = ${((summary['ours GET'] as Measure).rps / bareGet.rps).toFixed(2)} of a bare node:http server (${bareGet.rps.toFixed(0)} req/s, ${bareGet.cpu.toFixed(0)} µs CPU per request)`,
+    `  unique GET CPU per request: ${FLAG_COUNTS.map((flags) => `${cpuAt(flags).toFixed(0)} µs at ${flags} flags`).join(', ')}; 200 → 1000 flags ×${(cpuAt(1000) / cpuAt(200)).toFixed(2)} (linear in flags: ≤ ×5), ${(growth * 1000).toFixed(0)} ns per added flag (the 200-flag figure per flag: ${((cpuAt(200) / 200) * 1000).toFixed(0)} ns)`,
   );
 
-  for (const child of [ours, reference, bare, uncached]) child.process.kill('SIGTERM');
-  await upstream.stop();
+  for (const server of servers) server.child.process.kill('SIGTERM');
+  for (const upstream of upstreams.values()) await upstream.stop();
 }
 
 const ENVIRONMENTS = ['development', 'production', 'staging'] as const;
@@ -340,7 +519,7 @@ async function benchEnvironments(): Promise<void> {
       ['one', one, ENVIRONMENTS.slice(0, 1)],
       ['three', three, ENVIRONMENTS],
     ] as const) {
-      const measure = await load(child, 'GET', list(environments));
+      const measure = await load(child, list(environments));
       runs[name].push(measure);
       console.log(
         `  ${`${name} environment${name === 'one' ? '' : 's'}`.padEnd(18)} ${measure.rps.toFixed(0).padStart(8)} req/s  p99 ${measure.p99} ms  CPU ${measure.cpu.toFixed(0)} µs/req${measure.errors ? `  errors ${measure.errors}` : ''}`,
