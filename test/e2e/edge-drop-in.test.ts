@@ -329,9 +329,18 @@ interface SuiteOptions {
   readonly recordAnswers?: Map<string, FrontendToggle[]>;
   /** Whether a token deleted upstream drops out of the upstream's `/edge/validate` answer. */
   readonly revocation: boolean;
+  /** The upstream has no working `/api/client/streaming` (open-source unleash-server). */
+  readonly noStreaming?: true;
 }
 
-function dropInSuite({ title, skip, startUpstream, recordAnswers, revocation }: SuiteOptions) {
+function dropInSuite({
+  title,
+  skip,
+  startUpstream,
+  recordAnswers,
+  revocation,
+  noStreaming,
+}: SuiteOptions) {
   describe(title, { skip }, () => {
     let upstream: Upstream;
     let proxyUrl: string;
@@ -371,6 +380,17 @@ function dropInSuite({ title, skip, startUpstream, recordAnswers, revocation }: 
       if (own) recordAnswers?.set(answerKey(environment, method, index), own);
       return own ?? unleashServerAnswers.get(answerKey(environment, method, index));
     }
+
+    if (noStreaming)
+      it('falls back to polling by itself, saying why once per environment', async (t) => {
+        const fallbacks = proxy
+          .output()
+          .split('\n')
+          .filter((line) => line.includes('upstream does not stream ('));
+        assert.equal(fallbacks.length, ENVIRONMENTS.length, proxy.output());
+        for (const line of fallbacks) assert.match(line, /the upstream answered (404|405|501)/);
+        t.diagnostic(fallbacks[0] ?? '');
+      });
 
     it('reaches /internal-backstage/ready 200 once both environments serve', async () => {
       const response = await fetch(`${proxyUrl}/internal-backstage/ready`);
@@ -713,6 +733,7 @@ dropInSuite({
   recordAnswers: unleashServerAnswers,
   // unleash-server's /edge/validate keeps confirming a deleted token until it restarts.
   revocation: false,
+  noStreaming: true,
 });
 
 dropInSuite({
