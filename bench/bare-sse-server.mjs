@@ -1,4 +1,4 @@
-// The floor of the propagation benchmark's idle-stream figure: a bare `node:http` server that
+// The reference of the propagation benchmark's idle-stream figure: a bare `node:http` server that
 // answers every request as an SSE stream (headers and one small hydration frame) and keeps the
 // response until the client leaves. Run as its own process; prints its port on stdout.
 import { createServer } from 'node:http';

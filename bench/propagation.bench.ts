@@ -310,12 +310,12 @@ async function main(): Promise<void> {
       `proxy RSS with idle streams: ${proxyIdle.text}: ${proxyIdle.perStreamKb.toFixed(1)} KB per stream ` +
         `(target ≤ ${TARGET.idleStreamKb} KB: ${proxyIdle.perStreamKb <= TARGET.idleStreamKb ? 'met' : 'MISSED'})`,
     );
-    // The floor: what node:http itself keeps per open response, measured the same way.
+    // The reference: what Node's own HTTP server keeps per open response, measured the same way.
     bare = spawnCommand(process.execPath, [BARE_SERVER], {});
     const barePort = await portOf(bare);
     const bareIdle = await idleStreamRss(bare.child.pid as number, `http://127.0.0.1:${barePort}/`);
     console.log(
-      `bare node:http RSS with idle streams: ${bareIdle.text}: ${bareIdle.perStreamKb.toFixed(1)} KB per stream (the floor)`,
+      `bare node:http RSS with idle streams: ${bareIdle.text}: ${bareIdle.perStreamKb.toFixed(1)} KB per stream (the reference)`,
     );
   } finally {
     sdk?.destroy();

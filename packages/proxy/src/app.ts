@@ -16,6 +16,7 @@ import { readJsonBodies } from './http/json-body.js';
 import { registerOpenApi } from './http/openapi.js';
 import { limitPerAddress } from './http/rate-limit.js';
 import { AnswerWriter } from './http/serialize.js';
+import { installStreamFront } from './http/stream-front.js';
 import { isDebug } from './logger.js';
 import { type FetchClock, ProxyMetrics } from './prometheus.js';
 import { registerSyncMetrics } from './prometheus-sync.js';
@@ -29,7 +30,7 @@ import { API_FLAVOUR, frontendRoutes, PROXY_FLAVOUR } from './routes/frontend.js
 import { healthRoutes } from './routes/health.js';
 import { metricsRoutes } from './routes/metrics.js';
 import { ofrepRoutes } from './routes/ofrep.js';
-import { OfrepEvents } from './routes/ofrep-events.js';
+import { OFREP_EVENTS_PATH, OfrepEvents } from './routes/ofrep-events.js';
 import { prometheusRoutes } from './routes/prometheus.js';
 import { registerRoutes } from './routes/register.js';
 import { ChangeLogs, type Scope } from './streaming/change-log.js';
@@ -261,6 +262,11 @@ export async function buildApp(config: ProxyConfig, deps: AppDeps): Promise<Fast
       { prefix },
     );
   }
+  // Streams opened on a new connection are served below Node's HTTP server (see the module).
+  installStreamFront(app.server, [
+    `${prefix}/api/client/streaming`,
+    `${prefix}${OFREP_EVENTS_PATH}`,
+  ]);
   const onClose = deps.onClose;
   if (onClose !== undefined) app.addHook('onClose', async () => onClose());
   await app.ready();

@@ -1,5 +1,6 @@
 import assert from 'node:assert/strict';
 import type { IncomingMessage, ServerResponse } from 'node:http';
+import type { Socket } from 'node:net';
 import { after, describe, it } from 'node:test';
 import { InMemStorageProvider, Unleash } from 'unleash-client';
 import { stopSdk } from '../../../test/helpers/unleash-sdk.js';
@@ -101,6 +102,8 @@ describe('unleash-client 6.12 against flags-proxy: streaming', () => {
     run = await startChangingProxy({}, true);
     await run.proxy.poller.ready;
     const seen = recordRequests(run);
+    const sockets: Socket[] = [];
+    run.proxy.app.server.on('connection', (socket: Socket) => sockets.push(socket));
     unleash = sdk(run, { type: 'streaming' });
     const client = unleash;
     await waitFor(() => client.isSynchronized());
@@ -114,7 +117,8 @@ describe('unleash-client 6.12 against flags-proxy: streaming', () => {
     // Kill the stream from the proxy's side, then change the flags while the SDK reconnects.
     const before = await latestId(run);
     const streams = seen.filter((request) => request.path === '/api/client/streaming').length;
-    run.proxy.app.server.closeAllConnections();
+    // (The proxy serves a stream on its bare socket, which `closeAllConnections` does not know.)
+    for (const socket of sockets) socket.destroy();
     run.upstream.setPayload(structuredClone(firstPayload));
     await waitFor(() => answers(client).retired, 15_000);
     assert.deepEqual(answers(client), FIRST);

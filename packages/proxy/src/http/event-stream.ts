@@ -1,5 +1,7 @@
-import type { OutgoingHttpHeaders, ServerResponse } from 'node:http';
+import { type OutgoingHttpHeaders, ServerResponse } from 'node:http';
+import type { Socket } from 'node:net';
 import type { FastifyReply } from 'fastify';
+import { HandedOffResponse } from './stream-front.js';
 
 /** One Server-Sent Events frame: `event:`, `id:` and `data:` lines (multi-line data split). */
 export interface EventFrame {
@@ -28,28 +30,59 @@ export interface EventStreamHubOptions {
 }
 
 /**
- * One open SSE response. It holds only the raw response and its topic, not Fastify's request
- * and reply, so an idle stream costs little more than its socket.
+ * Frames text as one chunk of a chunked body, for streams on a bare socket (their head said
+ * `Transfer-Encoding: chunked`, as Node's response would have). The last text is kept: a change
+ * goes to every stream of a scope as the same text, framed once.
+ */
+class Chunker {
+  private lastText = '';
+  private lastChunk = '0\r\n\r\n';
+
+  of(text: string): string {
+    if (text !== this.lastText) {
+      this.lastChunk = `${Buffer.byteLength(text).toString(16)}\r\n${text}\r\n`;
+      this.lastText = text;
+    }
+    return this.lastChunk;
+  }
+}
+
+/** The last chunk of a chunked body. */
+const LAST_CHUNK = '0\r\n\r\n';
+
+/**
+ * One open SSE stream. It holds only its topic and where its frames go, not Fastify's request and
+ * reply: Node's response, or the bare socket when the stream front handed the response over (see
+ * `EventStreamHub.open`), so an idle stream costs little more than its socket.
  */
 export class EventStream<Topic> {
   constructor(
     readonly topic: Topic,
-    private readonly response: ServerResponse,
+    private readonly target: ServerResponse | Socket,
+    private readonly chunker: Chunker,
   ) {}
 
   get open(): boolean {
-    return !this.response.writableEnded && !this.response.destroyed;
+    return !this.target.writableEnded && !this.target.destroyed;
   }
 
   /** Writes one frame (or preformatted frames); returns false once the stream is closed. */
   send(frame: EventFrame | string): boolean {
     if (!this.open) return false;
-    this.response.write(typeof frame === 'string' ? frame : eventFrame(frame));
+    const text = typeof frame === 'string' ? frame : eventFrame(frame);
+    if (this.target instanceof ServerResponse) this.target.write(text);
+    else this.target.write(this.chunker.of(text));
     return true;
   }
 
   close(): void {
-    if (this.open) this.response.end();
+    if (!this.open) return;
+    if (this.target instanceof ServerResponse) this.target.end();
+    else {
+      // Closed once the last chunk is out, without waiting for the client to close its side.
+      this.target.write(LAST_CHUNK);
+      this.target.destroySoon();
+    }
   }
 }
 
@@ -59,19 +92,20 @@ export class EventStream<Topic> {
  * ends them when the app closes, so shutdown does not wait for clients to leave.
  */
 export class EventStreamHub<Topic> {
-  /** By response, so that one `close` listener serves every stream (see `forget`). */
-  private readonly streams = new Map<ServerResponse, EventStream<Topic>>();
+  /** By response or socket, so that one `close` listener serves every stream (see `forget`). */
+  private readonly streams = new Map<ServerResponse | Socket, EventStream<Topic>>();
+  private readonly chunker = new Chunker();
   /**
    * The `close` listener of every stream's response: it removes the response it is called on. One
    * function for all, rather than a closure (and a `once` wrapper) per stream, each of which an
    * idle stream would keep.
    */
-  private readonly forget: (this: ServerResponse) => void;
+  private readonly forget: (this: ServerResponse | Socket) => void;
   private readonly keepAlive: NodeJS.Timeout | undefined;
 
   constructor(private readonly options: EventStreamHubOptions) {
     const streams = this.streams;
-    this.forget = function forget(this: ServerResponse) {
+    this.forget = function forget(this: ServerResponse | Socket) {
       streams.delete(this);
     };
     if (options.keepAliveMs > 0) {
@@ -114,9 +148,19 @@ export class EventStreamHub<Topic> {
     // The socket's idle timeout would end a quiet stream; keep-alive comments are its heartbeat.
     response.socket?.setTimeout(0);
     response.flushHeaders();
-    const stream = new EventStream(topic, response);
-    this.streams.set(response, stream);
-    response.on('close', this.forget);
+    // A response of the stream front: the head is written, so the bare socket is all the stream
+    // needs; the request and response become garbage. It keeps reading, to see the client leave.
+    const socket = response instanceof HandedOffResponse ? response.socket : null;
+    if (socket !== null) {
+      response.detachSocket(socket);
+      // Node's server allows half-open sockets: a client that leaves must be answered with an end.
+      socket.on('end', socket.end);
+      socket.resume();
+    }
+    const target = socket ?? response;
+    const stream = new EventStream(topic, target, this.chunker);
+    this.streams.set(target, stream);
+    target.on('close', this.forget);
     return stream;
   }
 
