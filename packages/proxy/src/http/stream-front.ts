@@ -89,8 +89,8 @@ function closeSilent(this: Socket): void {
  * rest is garbage. Every other connection goes to Node's server untouched, data included.
  *
  * Only the first request of a connection can be served here; a stream opened on a kept-alive
- * connection is served by Node's server as before, at its memory cost. TLS connections always go
- * to Node's server (their first bytes are no `GET`).
+ * connection is served by Node's server as before, at its memory cost. On a TLS server the first
+ * bytes are a handshake, never a `GET`, so every connection goes to Node's server.
  */
 export function installStreamFront(server: Server, paths: readonly string[]): void {
   const pathSet = new Set(paths.map(routePath));
