@@ -74,11 +74,18 @@ function head(text: string, from = 0): Head {
 
 describe('the stream front (streams served below Node’s HTTP server)', () => {
   let run: Listening;
-  const connections: RawConnection[] = [];
+  const opened: RawConnection[] = [];
   const responses: ServerResponse[] = [];
+  /** The connections the proxy's server holds. */
+  const held = () =>
+    new Promise<number>((resolve, reject) =>
+      run.proxy.app.server.getConnections((error, count) =>
+        error ? reject(error) : resolve(count),
+      ),
+    );
   const open = async () => {
     const connection = await RawConnection.open(run.base);
-    connections.push(connection);
+    opened.push(connection);
     return connection;
   };
 
@@ -90,7 +97,7 @@ describe('the stream front (streams served below Node’s HTTP server)', () => {
     });
   });
   after(async () => {
-    for (const connection of connections) connection.close();
+    for (const connection of opened) connection.close();
     await run?.close();
   });
 
@@ -122,21 +129,23 @@ describe('the stream front (streams served below Node’s HTTP server)', () => {
     assert.match(body(fresh.text, 0), /^[0-9a-f]+\r\nevent: unleash-connected\nid: \d+\ndata: /);
 
     // A change reaches both as the same chunk.
-    const before = [fresh.text.length, kept.text.length] as const;
+    const sent = [fresh.text.length, kept.text.length] as const;
     run.upstream.setPayload(structuredClone(secondPayload));
     await fresh.until((text) => text.includes('unleash-updated'), 'the change on the front');
     await kept.until((text) => text.includes('unleash-updated'), 'the change on Node’s server');
     await fresh.until((text) => text.endsWith('\n\n\r\n'), 'the whole chunk');
     await kept.until((text) => text.endsWith('\n\n\r\n'), 'the whole chunk');
-    assert.equal(fresh.text.slice(before[0]), kept.text.slice(before[1]));
-    assert.match(fresh.text.slice(before[0]), /^[0-9a-f]+\r\nevent: unleash-updated\n/);
+    assert.equal(fresh.text.slice(sent[0]), kept.text.slice(sent[1]));
+    assert.match(fresh.text.slice(sent[0]), /^[0-9a-f]+\r\nevent: unleash-updated\n/);
     run.upstream.setPayload(structuredClone(firstPayload));
   });
 
   it('answers a refusal as Fastify does, then closes the connection', async () => {
+    const count = await held();
     const refused = await open();
     refused.send(streamRequest('not-a-token'));
     await refused.until(() => refused.closed, 'the connection to close');
+    await waitFor(async () => (await held()) === count, 10_000, 'the server to close it');
     const answer = head(refused.text);
     const reference = await call(run, 'GET', '/api/client/streaming', auth('not-a-token'));
     assert.equal(answer.status, `HTTP/1.1 ${reference.status} Forbidden`);
@@ -188,17 +197,12 @@ describe('the stream front (streams served below Node’s HTTP server)', () => {
   });
 
   it('lets a stream go when its client leaves', async () => {
-    const server = run.proxy.app.server;
-    const connections = () =>
-      new Promise<number>((resolve, reject) =>
-        server.getConnections((error, count) => (error ? reject(error) : resolve(count))),
-      );
     const leaving = await open();
     leaving.send(streamRequest(ALL_CLIENT));
     await leaving.until((text) => text.includes('\n\n\r\n'), 'the hydration');
-    const held = await connections();
+    const count = await held();
     leaving.socket.end();
-    await waitFor(async () => (await connections()) === held - 1, 10_000, 'the stream to close');
+    await waitFor(async () => (await held()) === count - 1, 10_000, 'the stream to close');
   });
 
   it('ends its streams with the last chunk when the app closes', async () => {

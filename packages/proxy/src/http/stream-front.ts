@@ -121,7 +121,8 @@ export function installStreamFront(server: Server, paths: readonly string[]): vo
     response.assignSocket(socket);
     response.on('finish', () => {
       response.detachSocket(socket);
-      socket.end();
+      // As Node's server ends a `Connection: close` answer: closed once written.
+      socket.destroySoon();
     });
     server.emit('request', incoming, response);
   };
