@@ -36,7 +36,8 @@ export interface EventStreamHubOptions {
  */
 class Chunker {
   private lastText = '';
-  private lastChunk = '0\r\n\r\n';
+  /** Empty text, no chunk: an empty chunk would end the body. */
+  private lastChunk = '';
 
   of(text: string): string {
     if (text !== this.lastText) {

@@ -97,9 +97,9 @@ export function installStreamFront(server: Server, paths: readonly string[]): vo
   const httpListeners = server.listeners('connection') as ((socket: Socket) => void)[];
   server.removeAllListeners('connection');
 
-  const handOver = (socket: Socket, chunk: Buffer | undefined) => {
+  const handOver = (socket: Socket, chunk: Buffer) => {
     socket.removeListener('error', ignoreError);
-    if (chunk !== undefined) socket.unshift(chunk);
+    socket.unshift(chunk);
     for (const listener of httpListeners) listener.call(server, socket);
     socket.resume();
   };
