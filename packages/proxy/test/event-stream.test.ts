@@ -1,4 +1,5 @@
 import assert from 'node:assert/strict';
+import { connect } from 'node:net';
 import { after, describe, it } from 'node:test';
 import Fastify from 'fastify';
 import { EventStreamHub, eventFrame } from '../src/http/event-stream.js';
@@ -74,5 +75,74 @@ describe('event streams', () => {
     assert.equal(c.response.status, 200);
     await c.body.cancel();
     await b.body.cancel();
+  });
+
+  it('closes a stream whose client stopped reading once too much waits for it, and keeps a reading one', async () => {
+    const hub = new EventStreamHub<string>({
+      maxStreams: 10,
+      keepAliveMs: 0,
+      maxPendingBytes: 64 * 1024,
+    });
+    const app = Fastify();
+    app.get<{ Querystring: { topic: string } }>('/events', (request, reply) => {
+      const stream = hub.open(reply, request.query.topic);
+      stream?.send({ event: 'hello', data: request.query.topic });
+      return reply;
+    });
+    const url = await app.listen({ port: 0, host: '127.0.0.1' });
+    after(async () => {
+      hub.closeAll();
+      await app.close();
+    });
+    const { port } = new URL(url);
+    // A client that reads the head, then nothing more (its socket stays open).
+    const stalled = connect(Number(port), '127.0.0.1');
+    stalled.write(`GET /events?topic=stalled HTTP/1.1\r\nHost: 127.0.0.1:${port}\r\n\r\n`);
+    await new Promise((resolve) => stalled.once('data', resolve));
+    stalled.pause();
+    let stalledClosed = false;
+    stalled.on('close', () => {
+      stalledClosed = true;
+    });
+    // A client that reads everything.
+    const reading = (await fetch(`${url}/events?topic=reading`)).body as ReadableStream<Uint8Array>;
+    let received = 0;
+    const drained = (async () => {
+      for await (const chunk of reading) received += chunk.byteLength;
+    })();
+    for (let i = 0; i < 100 && hub.size < 2; i++) await new Promise((r) => setTimeout(r, 10));
+    assert.equal(hub.size, 2);
+
+    // 200 frames of 48 KB, about 10 MB, far beyond what the kernel's buffers take for the stalled
+    // client; the reading client takes each before the next.
+    const frame = { data: 'x'.repeat(48 * 1024) };
+    let sentToStalled = 0;
+    for (let i = 0; i < 200; i++) {
+      sentToStalled += hub.broadcast(frame, (topic) => topic === 'stalled');
+      const before = received;
+      assert.equal(
+        hub.broadcast(frame, (topic) => topic === 'reading'),
+        1,
+      );
+      for (let wait = 0; wait < 500 && received < before + 48 * 1024; wait++)
+        await new Promise((r) => setTimeout(r, 1));
+    }
+    assert.ok(
+      sentToStalled < 200,
+      `stopped sending to the stalled client (${sentToStalled} frames)`,
+    );
+    assert.equal(hub.size, 1, 'the reading client still has its stream');
+    // Reading again, the stalled client finds its connection closed.
+    stalled.on('error', () => {});
+    stalled.resume();
+    for (let i = 0; i < 200 && !stalledClosed; i++) await new Promise((r) => setTimeout(r, 10));
+    assert.ok(stalledClosed, 'the stalled client was disconnected');
+    assert.equal(
+      hub.broadcast({ data: 'still here' }, (topic) => topic === 'reading'),
+      1,
+    );
+    stalled.destroy();
+    hub.closeAll();
+    await drained;
   });
 });

@@ -27,7 +27,19 @@ export interface EventStreamHubOptions {
   readonly maxStreams: number;
   /** Interval of the keep-alive comment sent to every open stream (ms; 0: none). */
   readonly keepAliveMs: number;
+  /**
+   * Bytes a stream may have waiting for its client when the next frame comes; beyond, the client
+   * is not reading and the stream is closed (an SDK reconnects and resumes from its last event
+   * id). Default `MAX_PENDING_BYTES`.
+   */
+  readonly maxPendingBytes?: number;
 }
+
+/**
+ * A client that keeps its connection open but stops reading would otherwise make the process hold
+ * every frame sent to it from then on. Room for a large hydration (the first frame always goes).
+ */
+export const MAX_PENDING_BYTES = 4 * 1024 * 1024;
 
 /**
  * Frames text as one chunk of a chunked body, for streams on a bare socket (their head said
@@ -61,15 +73,23 @@ export class EventStream<Topic> {
     readonly topic: Topic,
     private readonly target: ServerResponse | Socket,
     private readonly chunker: Chunker,
+    private readonly maxPendingBytes: number,
   ) {}
 
   get open(): boolean {
     return !this.target.writableEnded && !this.target.destroyed;
   }
 
-  /** Writes one frame (or preformatted frames); returns false once the stream is closed. */
+  /**
+   * Writes one frame (or preformatted frames); returns false once the stream is closed, or when it
+   * closes it because too much is still waiting for the client (`maxPendingBytes`).
+   */
   send(frame: EventFrame | string): boolean {
     if (!this.open) return false;
+    if (this.target.writableLength > this.maxPendingBytes) {
+      this.target.destroy();
+      return false;
+    }
     const text = typeof frame === 'string' ? frame : eventFrame(frame);
     if (this.target instanceof ServerResponse) this.target.write(text);
     else this.target.write(this.chunker.of(text));
@@ -159,7 +179,12 @@ export class EventStreamHub<Topic> {
       socket.resume();
     }
     const target = socket ?? response;
-    const stream = new EventStream(topic, target, this.chunker);
+    const stream = new EventStream(
+      topic,
+      target,
+      this.chunker,
+      this.options.maxPendingBytes ?? MAX_PENDING_BYTES,
+    );
     this.streams.set(target, stream);
     target.on('close', this.forget);
     return stream;
