@@ -11,9 +11,10 @@ import { type Answer, AnswerCache } from './answers.js';
 import { type ResultTag, resultTag } from './http/conditional.js';
 import type { EvaluationCounter } from './usage/aggregator.js';
 
-/** One result's serialized JSON and the tag that stands for it in ETags. */
+/** One result's serialized JSON, as text and as UTF-8, and the tag that stands for it in ETags. */
 export interface Fragment extends ResultTag {
   readonly json: string;
+  readonly bytes: Buffer;
 }
 
 /** Where usage counting starts for each new snapshot (`UsageAggregator`). */
@@ -135,7 +136,7 @@ export class CompiledState {
     let fragment = this.fragments.get(result);
     if (fragment === undefined) {
       const json = toggleJson(result);
-      fragment = { json, ...resultTag(json) };
+      fragment = { json, bytes: Buffer.from(json, 'utf8'), ...resultTag(json) };
       this.fragments.set(result, fragment);
     }
     return fragment;

@@ -1,7 +1,8 @@
+import type { ServerResponse } from 'node:http';
 import type { Evaluation, EvaluationVisitor } from '@flags/engine';
 import type { Context } from '@flags/schemas';
 import type { FastifyReply, FastifyRequest } from 'fastify';
-import { type CompiledState, toggleJson } from '../state.js';
+import { type CompiledState, type Fragment, toggleJson } from '../state.js';
 import { ListTag, notModified, resultTag } from './conditional.js';
 
 /** A response body and its weak validator. */
@@ -12,49 +13,112 @@ export interface Rendered {
 
 const PREFIX = '{"toggles":[';
 const SUFFIX = ']}';
+const COMMA = 0x2c;
+
+/** Bytes of scratch memory an answer writer starts with. */
+const MIN_SCRATCH_BYTES = 64 * 1024;
+/** Largest answer written to scratch memory kept for the next; a larger one gets memory of its own. */
+const MAX_SCRATCH_BYTES = 4 * 1024 * 1024;
 
 /**
  * Visits the results of one render (synchronous, so one instance serves every render of its
- * writer): keeps each by position, picks the fragments to send and hashes their ids, in the one
- * walk over the flags, with no per-request list or closure.
+ * writer): keeps each by position, picks the fragments to send, adds up their bytes and hashes
+ * their ids, in the one walk over the flags. Its arrays are overwritten, never emptied, so that
+ * they keep their room: a render allocates nothing here.
  */
 class EnabledCollector implements EvaluationVisitor {
   compiled: CompiledState | undefined;
   all = false;
+  /** Every flag's result by position (a render visits every flag, so each entry is rewritten). */
   readonly results: Evaluation[] = [];
-  readonly parts: string[] = [];
+  /** The fragments to send: the first `count`, or by position (see `byPosition`). */
+  readonly chosen: Fragment[] = [];
+  count = 0;
+  /** UTF-8 bytes of the fragments chosen. */
+  bytes = 0;
   readonly tag = new ListTag();
-
-  /** Parts by flag position instead of in visit order (for answers in name order). */
+  /**
+   * Fragments by flag position instead of in visit order (for answers in name order): position
+   * `i` was chosen in this render when `stamps[i] === stamp`.
+   */
   byPosition = false;
+  stamps = new Int32Array(0);
+  stamp = 0;
+
+  /** Makes ready for a render over `flags` flags. */
+  begin(compiled: CompiledState, all: boolean, byPosition: boolean): void {
+    this.compiled = compiled;
+    this.all = all;
+    this.byPosition = byPosition;
+    this.count = 0;
+    this.bytes = 0;
+    this.tag.reset();
+    if (byPosition) {
+      const flags = compiled.snapshot.names.length;
+      if (this.stamps.length < flags || this.stamp === 0x7fffffff) {
+        this.stamps = new Int32Array(Math.max(flags, this.stamps.length));
+        this.stamp = 0;
+      }
+      this.stamp++;
+    }
+  }
 
   visit(index: number, result: Evaluation): void {
     this.results[index] = result;
     if (!this.all && !result.enabled) return;
     const fragment = (this.compiled as CompiledState).fragmentAt(index, result);
-    if (this.byPosition) this.parts[index] = fragment.json;
-    else this.parts.push(fragment.json);
+    if (this.byPosition) {
+      this.chosen[index] = fragment;
+      this.stamps[index] = this.stamp;
+    } else this.chosen[this.count] = fragment;
+    this.count++;
+    this.bytes += fragment.bytes.length;
     this.tag.add(fragment);
   }
 }
 
 /**
- * Writes the evaluation answers of one app (`{"toggles":[...]}`), joined from the serialized JSON
- * of each result. Its scratch space (the visitor) belongs to the app that created it: two apps in
- * one process share nothing.
+ * Writes the evaluation answers of one app (`{"toggles":[...]}`) from the UTF-8 bytes of each
+ * result's JSON (made once per result and snapshot) into scratch memory of its own. Its scratch
+ * space (the visitor, the bytes) belongs to the app that created it: two apps in one process
+ * share nothing.
+ *
+ * Why bytes in scratch memory: a never-seen context is mostly memory traffic. Joined into a
+ * string, an answer of 200 flags allocated ~25 KB of V8 heap per request (the string, its
+ * flattened copy, the growing lists), which the socket write then encoded to UTF-8 once more;
+ * each allocation pushes the engine's data out of the CPU caches, and the collections it causes
+ * add to it. Copied from bytes made once into memory that is reused, an answer allocates nothing.
+ * A fresh Buffer per answer would not do: memory outside V8's heap, freed only when a collection
+ * finds its owner dead, piles up under a stream of never-seen contexts. So the writer keeps one
+ * scratch memory, lends it to the answer being sent (`settle` takes it back once Node has handed
+ * the answer to the socket, which it does at once unless the socket is backed up), and only when
+ * an answer could not leave at once (a slow client) leaves the memory to that write and starts
+ * another.
  */
 export class AnswerWriter {
   private readonly collector = new EnabledCollector();
+  private readonly prefix = Buffer.from(PREFIX, 'latin1');
+  private readonly suffix = Buffer.from(SUFFIX, 'latin1');
+  private scratch = Buffer.allocUnsafeSlow(MIN_SCRATCH_BYTES);
+  /** Whether `scratch` holds an answer that may not have left yet. */
+  private lent = false;
 
   /**
-   * `{"toggles":[...]}` of the results that are enabled (or of all, with `all`), as one string
-   * joined from the results' JSON: a string lives and dies in V8's young generation, and Node
-   * writes it to the socket together with the headers in one go, where a Buffer per answer (or a
-   * slab of them) is memory outside the heap that is only freed by a full collection, so under a
-   * stream of never-seen contexts it piles up (tens of MB). With a `key`, an answer that depended
-   * on the snapshot and context alone is kept under it in the snapshot's answer cache (from the
-   * key's second request on: `AnswerCache.admits`), to be sent again
-   * (`CompiledState.keptAnswer`) until a date constraint flips.
+   * After the answer to one request was handed to Node (`sendRendered`): the scratch memory may
+   * be written again once that answer has gone to the socket in full. Node writes it there and
+   * then, unless the socket is backed up or the response waits behind a pipelined one (then
+   * `writableLength` counts it).
+   */
+  settle(response: ServerResponse): void {
+    if (this.lent && response.writableEnded && response.writableLength === 0) this.lent = false;
+  }
+
+  /**
+   * `{"toggles":[...]}` of the results that are enabled (or of all, with `all`), in scratch
+   * memory lent until `settle` (see the class). With a `key`, an answer that depended on the
+   * snapshot and context alone is kept under it in the snapshot's answer cache (from the key's
+   * second request on: `AnswerCache.admits`), to be sent again (`CompiledState.keptAnswer`) until
+   * a date constraint flips.
    */
   renderEvaluations(
     compiled: CompiledState,
@@ -64,21 +128,14 @@ export class AnswerWriter {
     inNameOrder = false,
   ): Rendered {
     const c = this.collector;
-    c.compiled = compiled;
-    c.all = all;
-    c.byPosition = inNameOrder;
-    c.results.length = 0;
-    c.parts.length = 0;
-    c.tag.reset();
+    c.begin(compiled, all, inNameOrder);
     let stableUntil: number;
     try {
       stableUntil = compiled.evaluateEach(context, c);
     } finally {
       c.compiled = undefined;
     }
-    const parts = inNameOrder ? inOrder(c.parts, compiled.nameOrder()) : c.parts;
-    const body = `${PREFIX}${parts.join(',')}${SUFFIX}`;
-    parts.length = 0;
+    const body = this.write(c, inNameOrder ? compiled.nameOrder() : undefined);
     const etag = c.tag.etag();
     const cache = key === undefined ? undefined : compiled.answers;
     if (
@@ -86,9 +143,9 @@ export class AnswerWriter {
       (stableUntil === Number.POSITIVE_INFINITY || stableUntil > Date.now()) &&
       cache.admits(key as string)
     ) {
-      // Kept as bytes (shared with an equal kept body, if any), sent from then on as they are.
+      // Kept as bytes of its own (shared with an equal kept body, if any), sent as they are.
       cache.set(key as string, {
-        body: Buffer.from(body, 'utf8'),
+        body,
         etag,
         results: c.results.slice(0, compiled.snapshot.names.length),
         staleAt: stableUntil,
@@ -96,17 +153,45 @@ export class AnswerWriter {
     }
     return { body, etag };
   }
-}
 
-/** The parts kept by flag position (gaps for toggles left out), in `order`; empties `byPosition`. */
-function inOrder(byPosition: string[], order: Uint32Array): string[] {
-  const parts: string[] = [];
-  for (let i = 0; i < order.length; i++) {
-    const part = byPosition[order[i] as number];
-    if (part !== undefined) parts.push(part);
+  /** The chosen fragments as one body, in visit order or in `order` (positions). */
+  private write(c: EnabledCollector, order: Uint32Array | undefined): Buffer {
+    const size = this.prefix.length + c.bytes + Math.max(0, c.count - 1) + this.suffix.length;
+    let out = this.scratch;
+    if (size > MAX_SCRATCH_BYTES) out = Buffer.allocUnsafeSlow(size);
+    else {
+      if (this.lent || out.length < size) {
+        out = Buffer.allocUnsafeSlow(Math.max(MIN_SCRATCH_BYTES, 2 ** Math.ceil(Math.log2(size))));
+        this.scratch = out;
+      }
+      this.lent = true;
+    }
+    out.set(this.prefix, 0);
+    let at = this.prefix.length;
+    const chosen = c.chosen;
+    if (order === undefined) {
+      for (let i = 0; i < c.count; i++) {
+        if (i > 0) out[at++] = COMMA;
+        const bytes = (chosen[i] as Fragment).bytes;
+        out.set(bytes, at);
+        at += bytes.length;
+      }
+    } else {
+      const { stamps, stamp } = c;
+      let first = true;
+      for (let i = 0; i < order.length; i++) {
+        const position = order[i] as number;
+        if (stamps[position] !== stamp) continue;
+        if (first) first = false;
+        else out[at++] = COMMA;
+        const bytes = (chosen[position] as Fragment).bytes;
+        out.set(bytes, at);
+        at += bytes.length;
+      }
+    }
+    out.set(this.suffix, at);
+    return out.subarray(0, size);
   }
-  byPosition.length = 0;
-  return parts;
 }
 
 /**

@@ -135,12 +135,18 @@ function withContext(
   request: FastifyRequest,
   reply: FastifyReply,
 ): FastifyReply | Promise<FastifyReply> {
-  const { enrichers, headers, flavour } = options;
+  const { enrichers, headers, flavour, writer } = options;
   const post = flavour.conditionalPost;
-  if (enrichers.empty) return sendRendered(request, reply, render(context), headers, post);
-  return enrichers
-    .apply(context)
-    .then((enriched) => sendRendered(request, reply, render(enriched), headers, post));
+  if (enrichers.empty) {
+    sendRendered(request, reply, render(context), headers, post);
+    writer.settle(reply.raw);
+    return reply;
+  }
+  return enrichers.apply(context).then((enriched) => {
+    sendRendered(request, reply, render(enriched), headers, post);
+    writer.settle(reply.raw);
+    return reply;
+  });
 }
 
 /**
