@@ -45,7 +45,7 @@ class EnabledCollector implements EvaluationVisitor {
   stamps = new Int32Array(0);
   stamp = 0;
 
-  /** Makes ready for a render over `flags` flags. */
+  /** Makes ready for a render of `compiled`'s flags. */
   begin(compiled: CompiledState, all: boolean, byPosition: boolean): void {
     this.compiled = compiled;
     this.all = all;
@@ -87,13 +87,13 @@ class EnabledCollector implements EvaluationVisitor {
  * string, an answer of 200 flags allocated ~25 KB of V8 heap per request (the string, its
  * flattened copy, the growing lists), which the socket write then encoded to UTF-8 once more;
  * each allocation pushes the engine's data out of the CPU caches, and the collections it causes
- * add to it. Copied from bytes made once into memory that is reused, an answer allocates nothing.
- * A fresh Buffer per answer would not do: memory outside V8's heap, freed only when a collection
- * finds its owner dead, piles up under a stream of never-seen contexts. So the writer keeps one
- * scratch memory, lends it to the answer being sent (`settle` takes it back once Node has handed
- * the answer to the socket, which it does at once unless the socket is backed up), and only when
- * an answer could not leave at once (a slow client) leaves the memory to that write and starts
- * another.
+ * add to it. Copied from bytes made once into memory that is reused, an answer allocates only a
+ * view of that memory. A fresh Buffer per answer would not do: memory outside V8's heap, freed
+ * only when a collection finds its owner dead, piles up under never-seen contexts. So the writer
+ * keeps one scratch memory, lends it to the answer being sent (`settle` takes it back once Node
+ * has handed the answer to the socket, which it does at once unless the socket is backed up), and
+ * only when an answer could not leave at once (a slow client) leaves the memory to that write and
+ * starts another.
  */
 export class AnswerWriter {
   private readonly collector = new EnabledCollector();
