@@ -127,6 +127,21 @@ function readEvaluationBody(text: string, bareContext: boolean): EvaluationBody 
   return { context, toggles: names.length === 0 ? undefined : names };
 }
 
+/**
+ * Sends an answer rendered for this request, then lets the writer take back the scratch memory the
+ * answer was written to, if it has left already (`AnswerWriter.settle`).
+ */
+function sendFresh(
+  options: EvaluationRouteOptions,
+  request: FastifyRequest,
+  reply: FastifyReply,
+  rendered: Rendered,
+): FastifyReply {
+  sendRendered(request, reply, rendered, options.headers, options.flavour.conditionalPost);
+  options.writer.settle(reply.raw);
+  return reply;
+}
+
 /** Runs the enrichers when there are any; stays synchronous otherwise. */
 function withContext(
   options: EvaluationRouteOptions,
@@ -135,18 +150,10 @@ function withContext(
   request: FastifyRequest,
   reply: FastifyReply,
 ): FastifyReply | Promise<FastifyReply> {
-  const { enrichers, headers, flavour, writer } = options;
-  const post = flavour.conditionalPost;
-  if (enrichers.empty) {
-    sendRendered(request, reply, render(context), headers, post);
-    writer.settle(reply.raw);
-    return reply;
-  }
-  return enrichers.apply(context).then((enriched) => {
-    sendRendered(request, reply, render(enriched), headers, post);
-    writer.settle(reply.raw);
-    return reply;
-  });
+  if (options.enrichers.empty) return sendFresh(options, request, reply, render(context));
+  return options.enrichers
+    .apply(context)
+    .then((enriched) => sendFresh(options, request, reply, render(enriched)));
 }
 
 /**
