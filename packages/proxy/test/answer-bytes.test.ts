@@ -51,13 +51,11 @@ async function pipelined(base: string, list: string[], pauseMs: number): Promise
       .join(''),
   );
   await new Promise((resolve) => setTimeout(resolve, pauseMs));
-  const chunks: Buffer[] = [];
   const answers: RawAnswer[] = [];
   let buffered = Buffer.alloc(0);
   await new Promise<void>((resolve, reject) => {
     socket.on('error', reject);
     socket.on('data', (chunk: Buffer) => {
-      chunks.push(chunk);
       buffered = Buffer.concat([buffered, chunk]);
       for (;;) {
         const headEnd = buffered.indexOf('\r\n\r\n');
@@ -80,6 +78,20 @@ async function pipelined(base: string, list: string[], pauseMs: number): Promise
   return answers;
 }
 
+/** Sends every path as a GET over HTTP (undici's kept-alive connections), one after another. */
+async function oneByOne(base: string, list: string[]): Promise<RawAnswer[]> {
+  const answers: RawAnswer[] = [];
+  for (const path of list) {
+    const answer = await call(base, 'GET', path, { headers: { authorization: CLIENT_KEY } });
+    answers.push({
+      status: answer.status,
+      etag: answer.headers.etag as string | undefined,
+      body: answer.text,
+    });
+  }
+  return answers;
+}
+
 async function assertSameAsInject(run: Listening, list: string[], answers: RawAnswer[]) {
   assert.equal(answers.length, list.length);
   for (let i = 0; i < list.length; i++) {
@@ -99,17 +111,7 @@ describe('evaluation answers written into reused memory', () => {
     try {
       await run.proxy.poller.ready;
       const list = paths(300, 'sequential');
-      const answers: RawAnswer[] = [];
-      for (const path of list) {
-        const answer = await call(run.base, 'GET', path, {
-          headers: { authorization: CLIENT_KEY },
-        });
-        answers.push({
-          status: answer.status,
-          etag: answer.headers.etag as string | undefined,
-          body: answer.text,
-        });
-      }
+      const answers = await oneByOne(run.base, list);
       // Not all the same answer: the contexts differ in what they get.
       assert.ok(new Set(answers.map((answer) => answer.body)).size > 50);
       await assertSameAsInject(run, list, answers);
@@ -138,17 +140,7 @@ describe('evaluation answers written into reused memory', () => {
       const reading = paths(20, 'meanwhile');
       const stalledAnswers = pipelined(run.base, stalled, 500);
       // Meanwhile other clients are answered (and the scratch memory is lent to them).
-      const others: RawAnswer[] = [];
-      for (const path of reading) {
-        const answer = await call(run.base, 'GET', path, {
-          headers: { authorization: CLIENT_KEY },
-        });
-        others.push({
-          status: answer.status,
-          etag: answer.headers.etag as string,
-          body: answer.text,
-        });
-      }
+      const others = await oneByOne(run.base, reading);
       await assertSameAsInject(run, reading, others);
       await assertSameAsInject(run, stalled, await stalledAnswers);
     } finally {
