@@ -10,6 +10,7 @@ import { installErrorHandler } from './errors.js';
 import { keyedAnswerHeaders } from './http/cache-headers.js';
 import { StateRevisions } from './http/context-etag.js';
 import { installCors } from './http/cors.js';
+import { evaluationFrontFor, installEvaluationFront } from './http/evaluation-front.js';
 import { EventStreamHub } from './http/event-stream.js';
 import { installDurationRecording, installReadiness, installRequestStart } from './http/hooks.js';
 import { readJsonBodies } from './http/json-body.js';
@@ -267,6 +268,18 @@ export async function buildApp(config: ProxyConfig, deps: AppDeps): Promise<Fast
     `${prefix}/api/client/streaming`,
     `${prefix}${OFREP_EVENTS_PATH}`,
   ]);
+  // The commonest evaluation requests are answered before Fastify (see the module).
+  const front = evaluationFrontFor(config, {
+    ...evaluation,
+    debug,
+    state: environments,
+    authorizer,
+    readKey: inHeader,
+    metrics,
+    mounts,
+  });
+  if (front !== undefined) installEvaluationFront(app.server, front);
+  app.decorate('evaluationFront', front);
   const onClose = deps.onClose;
   if (onClose !== undefined) app.addHook('onClose', async () => onClose());
   await app.ready();

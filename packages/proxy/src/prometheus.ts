@@ -157,9 +157,16 @@ export class ProxyMetrics {
 
   /** Records a request's duration (`ms`) under its route pattern (bounded labels) and status. */
   observe(request: FastifyRequest, reply: FastifyReply, ms: number): void {
-    const route = request.routeOptions.url ?? '(unmatched)';
-    const method = request.method;
-    const status = reply.statusCode;
+    this.observeRoute(
+      request.routeOptions.url ?? '(unmatched)',
+      request.method,
+      reply.statusCode,
+      ms,
+    );
+  }
+
+  /** `observe` for an answer sent outside Fastify (the evaluation front), by route pattern. */
+  observeRoute(route: string, method: string, status: number, ms: number): void {
     const key = `${method} ${route}`;
     let byStatus = this.byRoute.get(key);
     if (byStatus === undefined) {

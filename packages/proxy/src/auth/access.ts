@@ -1,3 +1,4 @@
+import type { IncomingHttpHeaders } from 'node:http';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { type ErrorCode, errorBody, ProxyError } from '../errors.js';
 import type { CompiledState } from '../state.js';
@@ -46,7 +47,7 @@ export type Accepts = TokenType | 'any';
 export type RefusalStyle = 'legacy' | 'edge';
 
 /** Reads the presented key of a request (a header, or one of several for OFREP). */
-export type KeyReader = (request: FastifyRequest) => string | undefined;
+export type KeyReader = (request: { readonly headers: IncomingHttpHeaders }) => string | undefined;
 
 /**
  * An `onRequest` hook that admits a request (sets `request.served`, calls `done()`) or answers it;
@@ -167,6 +168,25 @@ export class Authorizer {
     };
   }
 
+  /**
+   * The snapshot a frontend route answers `key` from, when the route's hook would admit it at once
+   * and without side effects: a configured key, or a token the validator already confirmed, of
+   * the frontend kind, for an environment that is synced. `undefined` in every other case (no such
+   * key, a refusal, a token to ask the upstream about, an environment to wait for): then the
+   * route's hook decides and answers. For the evaluation front (`http/evaluation-front.ts`).
+   */
+  frontendServed(key: string): CompiledState | undefined {
+    let grant = this.configured(key, 'frontend');
+    if (grant === undefined) {
+      const status = this.options.validator?.known(key);
+      if (status === undefined || typeof status === 'string') return undefined;
+      grant = this.grantOf(status);
+    }
+    // A frontend grant never starts syncing an environment (`environmentOf`).
+    if (grant.type !== 'frontend') return undefined;
+    return this.environmentOf(key, grant)?.state.forProjects(grant.projects);
+  }
+
   /** A configured key's grant; the kind a route does not take is looked up too (403, not 401). */
   private configured(key: string, accepts: Accepts): Grant | undefined {
     if (accepts === 'client') return this.client.find(key) ?? this.frontend.find(key);
@@ -184,19 +204,22 @@ export class Authorizer {
   ): void {
     if (status === 'unknown') refuse(reply, style, 'TOKEN_NOT_CHECKED');
     else if (status === 'invalid') refuse(reply, style, 'INVALID_TOKEN');
-    else {
-      let grant = this.grants.get(status);
-      if (grant === undefined) {
-        grant = {
-          type: status.type,
-          environment: status.environment,
-          projects: status.projects,
-          clientKey: false,
-        };
-        this.grants.set(status, grant);
-      }
-      this.admit(request, reply, done, style, accepts, key, grant);
+    else this.admit(request, reply, done, style, accepts, key, this.grantOf(status));
+  }
+
+  /** The grant of a validated token, made once. */
+  private grantOf(status: TokenInfo): Grant {
+    let grant = this.grants.get(status);
+    if (grant === undefined) {
+      grant = {
+        type: status.type,
+        environment: status.environment,
+        projects: status.projects,
+        clientKey: false,
+      };
+      this.grants.set(status, grant);
     }
+    return grant;
   }
 
   private admit(

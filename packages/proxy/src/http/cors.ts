@@ -35,3 +35,17 @@ export async function installCors(app: FastifyInstance, cors: ResolvedCors): Pro
   if (cors.exposedHeaders !== '') options.exposedHeaders = cors.exposedHeaders;
   await app.register(fastifyCors, options);
 }
+
+/**
+ * The cross-origin headers `installCors` puts on every answer that is not a preflight, as
+ * `@fastify/cors` writes them (names lower-cased, in its order), when they do not depend on the
+ * request: with origin `*`. `undefined` with an origin list, whose answers echo the caller's
+ * `Origin` (see `echoesOrigin`).
+ */
+export function fixedCorsHeaders(cors: ResolvedCors): Readonly<Record<string, string>> | undefined {
+  if (echoesOrigin(cors)) return undefined;
+  const headers: Record<string, string> = { 'access-control-allow-origin': '*' };
+  if (cors.credentials) headers['access-control-allow-credentials'] = 'true';
+  if (cors.exposedHeaders !== '') headers['access-control-expose-headers'] = cors.exposedHeaders;
+  return Object.freeze(headers);
+}

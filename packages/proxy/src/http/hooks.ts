@@ -9,6 +9,9 @@ declare module 'fastify' {
   }
 }
 
+/** The header every answer carries (`installRequestStart`; the evaluation front writes it too). */
+export const NOSNIFF = Object.freeze({ 'x-content-type-options': 'nosniff' });
+
 /** The body of every answer before the first sync (Unleash Proxy's words and type). */
 const NOT_READY = 'Not Ready';
 
@@ -23,7 +26,7 @@ export function installRequestStart(app: FastifyInstance): void {
   app.decorateRequest('startedAt', 0);
   app.addHook('onRequest', function requestStart(request, reply, done) {
     request.startedAt = performance.now();
-    reply.header('x-content-type-options', 'nosniff');
+    reply.headers(NOSNIFF);
     done();
   });
 }

@@ -164,7 +164,7 @@ function withContext(
  * `ignoreCallerRemoteAddress` (then it is the only address that counts). `undefined` when the cache
  * is off (it is whenever there are enrichers, whose output the raw request does not determine).
  */
-function requestKey(
+export function requestKey(
   compiled: CompiledState,
   source: 'query' | 'body',
   all: boolean,
