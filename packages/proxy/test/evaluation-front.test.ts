@@ -77,7 +77,7 @@ async function compare(run: { base: string; app: ProxyApp['app'] }, cases: reado
   const front = run.app.evaluationFront;
   assert.ok(front, 'the front is installed');
   for (const item of cases) {
-    const before = front.answered;
+    const answeredBefore: number = front.answered;
     for (let round = 0; round < 3; round++) {
       const method = item.method ?? 'GET';
       const headers = item.headers ?? {};
@@ -86,7 +86,11 @@ async function compare(run: { base: string; app: ProxyApp['app'] }, cases: reado
       assert.deepEqual(socket, inject, `${item.name}, request ${round + 1}`);
       assert.equal(socket.status, item.status, `${item.name}: status`);
     }
-    assert.equal(front.answered - before, item.answered, `${item.name}: answered by the front`);
+    assert.equal(
+      front.answered - answeredBefore,
+      item.answered,
+      `${item.name}: answered by the front`,
+    );
   }
 }
 
@@ -244,7 +248,7 @@ describe('evaluation front (configured client key, default options)', () => {
   });
 
   it('counts its answers in the duration histogram as the routes do', async () => {
-    const before = await run.proxy.app.inject('/proxy/internal-backstage/prometheus');
+    const earlier = await run.proxy.app.inject('/proxy/internal-backstage/prometheus');
     const count = (text: string) =>
       Number(
         /flags_proxy_http_request_duration_seconds_count\{route="\/proxy",method="GET",status="200"\} (\d+)/.exec(
@@ -254,7 +258,7 @@ describe('evaluation front (configured client key, default options)', () => {
     for (let i = 0; i < 5; i++)
       await overSocket(run.base, 'GET', `/proxy?${contextQuery(9, `m${i}`)}`, key);
     const afterwards = await run.proxy.app.inject('/proxy/internal-backstage/prometheus');
-    assert.equal(count(afterwards.payload) - count(before.payload), 5);
+    assert.equal(count(afterwards.payload) - count(earlier.payload), 5);
   });
 });
 
