@@ -247,6 +247,23 @@ describe('evaluation front (configured client key, default options)', () => {
     ]);
   });
 
+  it('hands a request to the routes when it fails before answering', async () => {
+    const front = run.proxy.app.evaluationFront;
+    assert.ok(front);
+    const serve = front.serve;
+    front.serve = () => {
+      throw new Error('a bug in the front');
+    };
+    try {
+      const path = `/proxy?${contextQuery(10, 'fails')}`;
+      const answer = await overSocket(run.base, 'GET', path, key);
+      assert.deepEqual(answer, await injected(run.proxy.app, 'GET', path, key));
+      assert.equal(answer.status, 200);
+    } finally {
+      front.serve = serve;
+    }
+  });
+
   it('counts its answers in the duration histogram as the routes do', async () => {
     const earlier = await run.proxy.app.inject('/proxy/internal-backstage/prometheus');
     const count = (text: string) =>

@@ -133,19 +133,28 @@ export class EvaluationFront {
   }
 }
 
+type RequestListener = (request: IncomingMessage, response: ServerResponse) => void;
+
 /**
- * Puts `front` before Fastify in `server`'s `request` event (Fastify listens there with one
- * handler, which gets every request the front does not answer).
+ * Puts `front` before Fastify in `server`'s `request` event: Fastify listens there with one
+ * handler, which then gets every request the front does not answer (should Fastify ever listen
+ * otherwise, the front stays out). A failure inside the front never reaches Node's event (which
+ * would end the process): a request not yet answered goes to Fastify, any other is cut off.
  */
 export function installEvaluationFront(server: Server, front: EvaluationFront): void {
-  const listeners = server.listeners('request') as Array<
-    (request: IncomingMessage, response: ServerResponse) => void
-  >;
+  const listeners = server.listeners('request') as RequestListener[];
   if (listeners.length !== 1) return;
-  const fastify = listeners[0] as (request: IncomingMessage, response: ServerResponse) => void;
+  const fastify = listeners[0] as RequestListener;
   server.removeListener('request', fastify);
   server.on('request', function evaluationFront(request, response) {
-    if (!front.serve(request, response)) fastify(request, response);
+    let answered: boolean;
+    try {
+      answered = front.serve(request, response);
+    } catch {
+      answered = response.headersSent;
+      if (answered) response.destroy();
+    }
+    if (!answered) fastify(request, response);
   });
 }
 
