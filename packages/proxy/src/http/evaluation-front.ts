@@ -48,12 +48,12 @@ export interface EvaluationFrontOptions {
  * Answers the commonest requests of the evaluation routes, `GET /proxy`, `/api/frontend` and
  * `/api/proxy` with a key, in Node's `request` event, before Fastify: the same answer, headers,
  * usage counts and duration histogram as the routes, without the router, the hooks and Fastify's
- * request and reply objects (a fifth of a cached answer's CPU). It answers only what the routes
- * would answer 200 or 304 at once, and hands every other request to Fastify untouched: other
+ * request and reply objects (about a quarter of a cached answer's CPU). It answers only what the
+ * routes would answer 200 or 304 at once, and hands every other request to Fastify untouched: other
  * methods and paths (a trailing slash, an encoded character), a body, no key or one the routes
  * would refuse or look up upstream, a query the routes refuse, before the first sync.
  *
- * `installEvaluationFront` leaves it out where the routes do more than it does: with enrichers,
+ * `evaluationFrontFor` leaves it out where the routes do more than it does: with enrichers,
  * request logging, `trustProxy` (the address comes from forwarded headers) or an origin list
  * (the cross-origin headers depend on the request). `evaluation-front.test.ts` compares its
  * answers over real sockets with the routes' own (`inject`, which never reaches it).
