@@ -158,15 +158,17 @@ export class AnswerCache {
     const cost = entryCost(key, answer);
     this.bytes += cost;
     const shared = this.bodies.get(answer.etag);
+    let body: Buffer;
     if (shared?.body.equals(answer.body)) {
       shared.users++;
-      return { answer: { ...answer, body: shared.body }, cost, used: false };
+      body = shared.body;
+    } else {
+      body = Buffer.allocUnsafeSlow(answer.body.length);
+      answer.body.copy(body);
+      // The same ETag over other bytes is a hash collision: that body is kept apart, unshared.
+      if (shared === undefined) this.bodies.set(answer.etag, { body, users: 1 });
+      this.bytes += body.length;
     }
-    const body = Buffer.allocUnsafeSlow(answer.body.length);
-    answer.body.copy(body);
-    // The same ETag over other bytes is a hash collision: that body is kept apart, unshared.
-    if (shared === undefined) this.bodies.set(answer.etag, { body, users: 1 });
-    this.bytes += body.length;
     return { answer: { ...answer, body }, cost, used: false };
   }
 

@@ -21,27 +21,10 @@ declare module 'fastify' {
 }
 
 /** One evaluation route the front answers: `GET <prefix><mount>`. */
-export interface FrontRoute {
+interface FrontRoute {
   /** The route's path as Fastify registered it, which is also its duration-histogram label. */
   readonly path: string;
   readonly flavour: EvaluationFlavour;
-}
-
-export interface EvaluationFrontOptions {
-  readonly routes: readonly FrontRoute[];
-  /** Whether every startup environment holds a snapshot (before that, Fastify answers 503). */
-  readonly state: { readonly ready: boolean };
-  readonly authorizer: Authorizer;
-  /** The routes' reader of the key (`keyInHeader`). */
-  readonly readKey: KeyReader;
-  readonly defaults: ContextDefaults;
-  readonly writer: AnswerWriter;
-  readonly metrics: ProxyMetrics;
-  /**
-   * Every header of an answer before its ETag, in the order Fastify's hooks and the route write
-   * them (`x-content-type-options`, the cross-origin ones, then the evaluation ones), lower-cased.
-   */
-  readonly headers: Readonly<Record<string, string>>;
 }
 
 /**
@@ -60,11 +43,29 @@ export interface EvaluationFrontOptions {
  */
 export class EvaluationFront {
   private readonly routes: ReadonlyMap<string, FrontRoute>;
+  /**
+   * Every header of an answer before its ETag, in the order Fastify's hooks and the route write
+   * them (`x-content-type-options`, the cross-origin ones, then the evaluation ones), lower-cased
+   * as Fastify writes them.
+   */
+  private readonly headers: Readonly<Record<string, string>>;
   /** Requests answered here, not by Fastify (for tests and debugging). */
   answered = 0;
 
-  constructor(private readonly options: EvaluationFrontOptions) {
-    this.routes = new Map(options.routes.map((route) => [route.path, route]));
+  /** `cors`: `fixedCorsHeaders`; `basePath`: the routes' prefix (`proxyBasePath`). */
+  constructor(
+    private readonly parts: EvaluationParts,
+    basePath: string,
+    cors: Readonly<Record<string, string>>,
+  ) {
+    const routes = parts.mounts.map(({ mount, flavour }) => ({
+      path: `${basePath}${mount}`,
+      flavour,
+    }));
+    this.routes = new Map(routes.map((route) => [route.path, route]));
+    const headers: Record<string, string> = { ...NOSNIFF, ...cors };
+    for (const [name, value] of Object.entries(parts.headers)) headers[name.toLowerCase()] = value;
+    this.headers = Object.freeze(headers);
   }
 
   /** Answers `request` and returns `true`, or returns `false` having done nothing. */
@@ -79,13 +80,13 @@ export class EvaluationFront {
     const { headers } = request;
     if (headers['content-length'] !== undefined || headers['transfer-encoding'] !== undefined)
       return false;
-    const options = this.options;
-    const presented = options.readKey(request);
-    if (presented === undefined || presented === '' || !options.state.ready) return false;
-    const compiled = options.authorizer.frontendServed(presented);
+    const parts = this.parts;
+    const presented = parts.readKey(request);
+    if (presented === undefined || presented === '' || !parts.state.ready) return false;
+    const compiled = parts.authorizer.frontendServed(presented);
     const ip = request.socket.remoteAddress;
     if (compiled === undefined || ip === undefined) return false;
-    const { writer } = options;
+    const { writer } = parts;
     const { flavour } = route;
     const key = requestKey(compiled, 'query', false, flavour, ip, url);
     const kept = compiled.keptAnswer(key);
@@ -99,7 +100,7 @@ export class EvaluationFront {
       // Only a freshly rendered answer is in the writer's scratch memory (see `AnswerWriter`).
       writer.settle(response);
     }
-    options.metrics.observeRoute(route.path, 'GET', status, performance.now() - startedAt);
+    parts.metrics.observeRoute(route.path, 'GET', status, performance.now() - startedAt);
     this.answered++;
     return true;
   }
@@ -111,7 +112,7 @@ export class EvaluationFront {
   private context(url: string, queryAt: number, ip: string): Context | undefined {
     const text = queryAt < 0 ? '' : url.slice(queryAt + 1);
     try {
-      return contextFromQuery(text === '' ? {} : parseQuery(text), ip, this.options.defaults);
+      return contextFromQuery(text === '' ? {} : parseQuery(text), ip, this.parts.defaults);
     } catch {
       return undefined;
     }
@@ -119,7 +120,7 @@ export class EvaluationFront {
 
   /** Writes the answer (304 when `If-None-Match` names it, as `sendRendered`); the status sent. */
   private send(request: IncomingMessage, response: ServerResponse, rendered: Rendered): number {
-    const headers: Record<string, string> = { ...this.options.headers, etag: rendered.etag };
+    const headers: Record<string, string> = { ...this.headers, etag: rendered.etag };
     if (ifNoneMatchHits(request.headers['if-none-match'], rendered.etag)) {
       delete headers['content-type'];
       response.writeHead(304, headers);
@@ -162,14 +163,16 @@ export function installEvaluationFront(server: Server, front: EvaluationFront): 
 export interface EvaluationParts {
   /** Request logging is on (the routes log every request; the front would not). */
   readonly debug: boolean;
+  /** Whether every startup environment holds a snapshot (before that, Fastify answers 503). */
   readonly state: { readonly ready: boolean };
   readonly authorizer: Authorizer;
+  /** The routes' reader of the key (`keyInHeader`). */
   readonly readKey: KeyReader;
   readonly metrics: ProxyMetrics;
   readonly defaults: ContextDefaults;
   readonly enrichers: Enrichers;
   readonly writer: AnswerWriter;
-  /** `KeyedAnswerHeaders.evaluation`. */
+  /** `KeyedAnswerHeaders.evaluation`, as the routes send them. */
   readonly headers: Readonly<Record<string, string>>;
   /** The mounts of the frontend routes (`/proxy`, `/api/frontend`, `/api/proxy`). */
   readonly mounts: readonly { readonly mount: string; readonly flavour: EvaluationFlavour }[];
@@ -192,20 +195,5 @@ export function evaluationFrontFor(
     cors === undefined
   )
     return undefined;
-  const headers: Record<string, string> = { ...NOSNIFF, ...cors };
-  // Fastify writes header names lower-cased.
-  for (const [name, value] of Object.entries(parts.headers)) headers[name.toLowerCase()] = value;
-  return new EvaluationFront({
-    routes: parts.mounts.map(({ mount, flavour }) => ({
-      path: `${config.proxyBasePath}${mount}`,
-      flavour,
-    })),
-    state: parts.state,
-    authorizer: parts.authorizer,
-    readKey: parts.readKey,
-    defaults: parts.defaults,
-    writer: parts.writer,
-    metrics: parts.metrics,
-    headers: Object.freeze(headers),
-  });
+  return new EvaluationFront(parts, config.proxyBasePath, cors);
 }

@@ -9,8 +9,9 @@ declare module 'fastify' {
   }
 }
 
+const NOSNIFF_HEADER = 'x-content-type-options';
 /** The header every answer carries (`installRequestStart`; the evaluation front writes it too). */
-export const NOSNIFF = Object.freeze({ 'x-content-type-options': 'nosniff' });
+export const NOSNIFF = Object.freeze({ [NOSNIFF_HEADER]: 'nosniff' });
 
 /** The body of every answer before the first sync (Unleash Proxy's words and type). */
 const NOT_READY = 'Not Ready';
@@ -26,7 +27,7 @@ export function installRequestStart(app: FastifyInstance): void {
   app.decorateRequest('startedAt', 0);
   app.addHook('onRequest', function requestStart(request, reply, done) {
     request.startedAt = performance.now();
-    reply.headers(NOSNIFF);
+    reply.header(NOSNIFF_HEADER, NOSNIFF[NOSNIFF_HEADER]);
     done();
   });
 }
