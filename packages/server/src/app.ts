@@ -8,6 +8,7 @@ import Fastify, {
   LogController,
 } from 'fastify';
 import { tokenGuards } from './auth/token-guard.js';
+import { acceptBodilessDeletes } from './bodiless-deletes.js';
 import { refuseWhileClosing } from './closing.js';
 import type { ServerConfig } from './config/options.js';
 import { DatabaseAvailability, isDatabaseUnreachable, watchedDatabase } from './db/availability.js';
@@ -102,6 +103,7 @@ export async function buildApp(config: ServerConfig, deps: AppDeps): Promise<Fas
   app.decorateRequest('apiToken', null as never);
   // Every body this server takes is JSON: anything else is a 415, not a string to validate.
   app.removeContentTypeParser('text/plain');
+  acceptBodilessDeletes(app);
   registerErrorHandling(app);
   noSniff(app);
   refuseWhileClosing(app);

@@ -92,6 +92,43 @@ for (const backend of backends) {
       assert.equal(again.statusCode, 200);
     });
 
+    it('takes a DELETE that says JSON and sends no body, as admin UIs and scripts send it', async () => {
+      const created = await create({ tokenName: 'ui', type: 'client', environment: 'production' });
+      const secret: string = created.json().secret;
+      const url = `/api/admin/api-tokens/${encodeURIComponent(secret)}`;
+      const json = { ...admin, 'content-type': 'application/json' };
+      const deleted = await app.inject({ method: 'DELETE', url, headers: json });
+      assert.equal(deleted.statusCode, 200, deleted.body);
+      const use = await app.inject({
+        url: '/api/client/features',
+        headers: { authorization: secret },
+      });
+      assert.equal(use.statusCode, 401);
+      // A body that is there is still read as JSON: malformed is a 400 and deletes nothing.
+      const other = await create({ tokenName: 'kept', type: 'client', environment: 'production' });
+      const otherUrl = `/api/admin/api-tokens/${encodeURIComponent(other.json().secret)}`;
+      const bad = await app.inject({
+        method: 'DELETE',
+        url: otherUrl,
+        headers: json,
+        payload: '{',
+      });
+      assert.equal(bad.statusCode, 400);
+      const kept = await app.inject({
+        url: '/api/client/features',
+        headers: { authorization: other.json().secret },
+      });
+      assert.equal(kept.statusCode, 200);
+      // An empty body where one is required stays a 400.
+      const empty = await app.inject({
+        method: 'POST',
+        url: '/api/admin/api-tokens',
+        headers: json,
+        payload: '',
+      });
+      assert.equal(empty.statusCode, 400);
+    });
+
     it('shows a secret once: the create answer carries it, lists show the masked form', async () => {
       const created = await create({ tokenName: 'once', type: 'admin' });
       assert.equal(created.statusCode, 201);
