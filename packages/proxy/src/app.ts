@@ -26,7 +26,7 @@ import { backstageRoutes } from './routes/backstage.js';
 import { bulkMetricsRoutes } from './routes/bulk-metrics.js';
 import { clientDeltaRoutes } from './routes/client-delta.js';
 import { clientFeaturesRoutes } from './routes/client-features.js';
-import { clientStreamingRoutes } from './routes/client-streaming.js';
+import { type ClientStreamTopic, clientStreamingRoutes } from './routes/client-streaming.js';
 import { API_FLAVOUR, frontendRoutes, PROXY_FLAVOUR } from './routes/frontend.js';
 import { healthRoutes } from './routes/health.js';
 import { metricsRoutes } from './routes/metrics.js';
@@ -34,7 +34,7 @@ import { ofrepRoutes } from './routes/ofrep.js';
 import { OFREP_EVENTS_PATH, OfrepEvents } from './routes/ofrep-events.js';
 import { prometheusRoutes } from './routes/prometheus.js';
 import { registerRoutes } from './routes/register.js';
-import { ChangeLogs, type Scope } from './streaming/change-log.js';
+import { ChangeLogs } from './streaming/change-log.js';
 import type { Environments } from './sync/environments.js';
 import type { UpstreamClient } from './sync/http-client.js';
 
@@ -164,7 +164,7 @@ export async function buildApp(config: ProxyConfig, deps: AppDeps): Promise<Fast
   });
   // Delta and streaming answer from one change log per environment; streams end when the app closes.
   const changeLogs = new ChangeLogs({ retained: config.deltaEventsRetained });
-  const streams = new EventStreamHub<Scope>({
+  const streams = new EventStreamHub<ClientStreamTopic>({
     maxStreams: config.streamingMaxConnections,
     keepAliveMs: config.streamingKeepAliveMs,
   });
@@ -232,6 +232,8 @@ export async function buildApp(config: ProxyConfig, deps: AppDeps): Promise<Fast
   const ofrepEvents = config.ofrepEventStreams
     ? new OfrepEvents({
         environments,
+        holds: (key, environment, projects) =>
+          authorizer.holds(key, 'frontend', environment, projects),
         credentials: new EventCredentials({
           keys: [...config.clientKeys, ...pretrustedKeys(config.pretrustedTokens)],
           lifetimeMs: config.ofrepEventCredentialMs,
@@ -263,6 +265,17 @@ export async function buildApp(config: ProxyConfig, deps: AppDeps): Promise<Fast
       { prefix },
     );
   }
+  // An open stream is a standing answer to its key: when a token change (a revalidation that
+  // revoked or narrowed a token, and the environments pruned for it, by a listener registered
+  // before this one) leaves a key without what its stream reads, the stream ends. The client
+  // reconnects and is answered as any request with that key now is.
+  deps.validator?.onChange(() => {
+    streams.closeWhere(
+      ({ access }) =>
+        !authorizer.holds(access.key, access.type, access.environment, access.projects),
+    );
+    ofrepEvents?.closeRevoked();
+  });
   // Streams opened on a new connection are served below Node's HTTP server (see the module).
   installStreamFront(app.server, [
     `${prefix}/api/client/streaming`,

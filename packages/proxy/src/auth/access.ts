@@ -19,6 +19,8 @@ declare module 'fastify' {
 
 /** What a key or token lets a request do. */
 export interface Access {
+  /** The key or token presented (each access is made for one). */
+  readonly key: string;
   readonly type: TokenType;
   readonly environment: Environment;
   /** `['*']`: every project. */
@@ -27,8 +29,9 @@ export interface Access {
   readonly clientKey: boolean;
 }
 
-/** What configuration grants a key before any upstream is asked. */
+/** What configuration, or the upstream's validation, grants one key. */
 interface Grant {
+  readonly key: string;
   readonly type: TokenType;
   /** `undefined`: the default environment (the first startup token's). */
   readonly environment: string | undefined;
@@ -83,16 +86,19 @@ function pretrusted(entry: string): readonly [string, Grant] {
     const projects = projectsOf(parsed) ?? ['*'];
     return [
       entry,
-      { type: 'frontend', environment: parsed.environment, projects, clientKey: false },
+      { key: entry, type: 'frontend', environment: parsed.environment, projects, clientKey: false },
     ];
   }
   const at = entry.lastIndexOf('@');
-  return at <= 0
-    ? [entry, { type: 'frontend', environment: undefined, projects: ['*'], clientKey: true }]
-    : [
-        entry.slice(0, at),
-        { type: 'frontend', environment: entry.slice(at + 1), projects: ['*'], clientKey: true },
-      ];
+  if (at <= 0) {
+    return [
+      entry,
+      { key: entry, type: 'frontend', environment: undefined, projects: ['*'], clientKey: true },
+    ];
+  }
+  const key = entry.slice(0, at);
+  const environment = entry.slice(at + 1);
+  return [key, { key, type: 'frontend', environment, projects: ['*'], clientKey: true }];
 }
 
 /** The keys callers present for `pretrustedTokens` entries (`secret@environment` → `secret`). */
@@ -103,11 +109,17 @@ export function pretrustedKeys(entries: readonly string[]): string[] {
 /** The grant of a startup token: its environment and projects (`[]` ones are validated instead). */
 function startup(token: string): Array<readonly [string, Grant]> {
   const parsed = parseUnleashToken(token);
-  if (parsed === undefined)
-    return [[token, { type: 'client', environment: undefined, projects: ['*'], clientKey: false }]];
+  const grant = (environment: string | undefined, projects: readonly string[]): Grant => ({
+    key: token,
+    type: 'client',
+    environment,
+    projects,
+    clientKey: false,
+  });
+  if (parsed === undefined) return [[token, grant(undefined, ['*'])]];
   const projects = projectsOf(parsed);
   if (projects === undefined) return [];
-  return [[token, { type: 'client', environment: parsed.environment, projects, clientKey: false }]];
+  return [[token, grant(parsed.environment, projects)]];
 }
 
 /**
@@ -127,14 +139,14 @@ export class Authorizer {
     this.frontend = new KeyTable([
       ...options.clientKeys.map((key): readonly [string, Grant] => [
         key,
-        { type: 'frontend', environment: undefined, projects: ['*'], clientKey: true },
+        { key, type: 'frontend', environment: undefined, projects: ['*'], clientKey: true },
       ]),
       ...options.pretrustedTokens.map(pretrusted),
     ]);
     this.client = new KeyTable([
       ...options.serverSideTokens.map((key): readonly [string, Grant] => [
         key,
-        { type: 'client', environment: undefined, projects: ['*'], clientKey: false },
+        { key, type: 'client', environment: undefined, projects: ['*'], clientKey: false },
       ]),
       ...options.startupTokens.flatMap(startup),
     ]);
@@ -176,15 +188,42 @@ export class Authorizer {
    * route's hook decides and answers. For the evaluation front (`http/evaluation-front.ts`).
    */
   frontendServed(key: string): CompiledState | undefined {
-    let grant = this.configured(key, 'frontend');
-    if (grant === undefined) {
-      const status = this.options.validator?.known(key);
-      if (status === undefined || typeof status === 'string') return undefined;
-      grant = this.grantOf(status);
-    }
+    const grant = this.knownGrant(key, 'frontend');
     // A frontend grant never starts syncing an environment (`environmentOf`).
-    if (grant.type !== 'frontend') return undefined;
+    if (grant?.type !== 'frontend') return undefined;
     return this.environmentOf(key, grant)?.state.forProjects(grant.projects);
+  }
+
+  /**
+   * Whether `key` still grants what a stream opened with it reads: a `type` key, for `environment`
+   * (still the one served under its name) and exactly `projects`. A token counts as its last
+   * validation says; no one is asked. False once the upstream revoked or narrowed the token, or
+   * the environment was pruned.
+   */
+  holds(
+    key: string,
+    type: TokenType,
+    environment: Environment,
+    projects: readonly string[],
+  ): boolean {
+    const grant = this.knownGrant(key, type);
+    if (grant === undefined || grant.type !== type) return false;
+    const { environments } = this.options;
+    const served =
+      grant.environment === undefined ? environments.default : environments.get(grant.environment);
+    return (
+      served === environment &&
+      grant.projects.length === projects.length &&
+      grant.projects.every((project, i) => project === projects[i])
+    );
+  }
+
+  /** The grant of a configured key, or of a token the validator has confirmed (asking no one). */
+  private knownGrant(key: string, accepts: Accepts): Grant | undefined {
+    const grant = this.configured(key, accepts);
+    if (grant !== undefined) return grant;
+    const status = this.options.validator?.known(key);
+    return status === undefined || typeof status === 'string' ? undefined : this.grantOf(status);
   }
 
   /** A configured key's grant; the kind a route does not take is looked up too (403, not 401). */
@@ -212,6 +251,7 @@ export class Authorizer {
     let grant = this.grants.get(status);
     if (grant === undefined) {
       grant = {
+        key: status.token,
         type: status.type,
         environment: status.environment,
         projects: status.projects,
@@ -245,6 +285,7 @@ export class Authorizer {
     let access = this.accesses.get(grant);
     if (access?.environment !== environment) {
       access = {
+        key: grant.key,
         type: grant.type,
         environment,
         projects: grant.projects,

@@ -27,18 +27,21 @@ export interface EventScope {
 }
 
 export type CredentialCheck =
-  | { readonly ok: true; readonly scope: EventScope }
+  /** `key`: the client key or token the credential was issued to. */
+  | { readonly ok: true; readonly scope: EventScope; readonly key: string }
   | { readonly ok: false; readonly reason: 'expired' | 'invalid' };
 
 interface SigningKey {
   readonly id: string;
   readonly secret: Buffer;
+  /** The client key it is derived from. */
+  readonly clientKey: string;
 }
 
 function signingKey(clientKey: string): SigningKey {
   const secret = createHmac('sha256', clientKey).update(SIGNING_LABEL).digest();
   const id = createHmac('sha256', secret).update(KEY_ID_LABEL).digest('base64url').slice(0, 12);
-  return { id, secret };
+  return { id, secret, clientKey };
 }
 
 function sign(secret: Buffer, text: string): Buffer {
@@ -57,7 +60,7 @@ export interface EventCredentialsOptions {
 /** Issues and checks event-stream credentials for the keys this proxy knows. */
 export class EventCredentials {
   /** Derived signing keys by id: the configured keys and those seen on bulk requests. */
-  private readonly byId = new Map<string, Buffer>();
+  private readonly byId = new Map<string, SigningKey>();
   private readonly byKey = new Map<string, SigningKey>();
   private readonly configured: number;
 
@@ -99,9 +102,9 @@ export class EventCredentials {
     const parts = credential.split('.');
     if (parts.length !== 3) return invalid;
     const [id, body, signature] = parts as [string, string, string];
-    const secret = this.byId.get(id);
-    if (secret === undefined) return invalid;
-    const expected = sign(secret, `${id}.${body}`);
+    const signing = this.byId.get(id);
+    if (signing === undefined) return invalid;
+    const expected = sign(signing.secret, `${id}.${body}`);
     const given = Buffer.from(signature, 'base64url');
     if (given.length !== expected.length || !timingSafeEqual(given, expected)) return invalid;
     const scope = parseScope(body);
@@ -110,6 +113,7 @@ export class EventCredentials {
     return {
       ok: true,
       scope: { environment: scope.environment, projects: scope.projects, revision: scope.revision },
+      key: signing.clientKey,
     };
   }
 
@@ -130,7 +134,7 @@ export class EventCredentials {
       }
     }
     this.byKey.set(clientKey, key);
-    this.byId.set(key.id, key.secret);
+    this.byId.set(key.id, key);
     return key;
   }
 }

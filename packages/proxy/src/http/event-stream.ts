@@ -199,6 +199,18 @@ export class EventStreamHub<Topic> {
     return sent;
   }
 
+  /** Ends every open stream whose topic `ends`; returns how many it ended. */
+  closeWhere(ends: (topic: Topic) => boolean): number {
+    let closed = 0;
+    for (const [target, stream] of this.streams) {
+      if (!ends(stream.topic)) continue;
+      stream.close();
+      this.streams.delete(target);
+      closed++;
+    }
+    return closed;
+  }
+
   /** Every open stream (for senders that write a different frame to each topic). */
   [Symbol.iterator](): IterableIterator<EventStream<Topic>> {
     return this.streams.values();

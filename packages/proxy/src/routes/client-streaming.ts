@@ -1,6 +1,6 @@
 import { errorSchema } from '@flags/schemas';
 import type { FastifyInstance } from 'fastify';
-import type { AuthorizeHook as Authenticate } from '../auth/access.js';
+import type { Access, AuthorizeHook as Authenticate } from '../auth/access.js';
 import { ProxyError } from '../errors.js';
 import { type EventStream, type EventStreamHub, eventFrame } from '../http/event-stream.js';
 import { errorResponses, SERVER_SIDE_TAG, textResponse } from '../http/route-docs.js';
@@ -14,8 +14,14 @@ export interface ClientStreamingRouteOptions {
   /** `Vary` on the key header (`KeyedAnswerHeaders.serverSide`). */
   readonly headers: Readonly<Record<string, string>>;
   readonly logs: ChangeLogs;
-  /** The app's open streams, each with the scope it reads; the app closes them on shutdown. */
-  readonly hub: EventStreamHub<Scope>;
+  /** The app's open streams; the app closes them on shutdown and when their key stops holding. */
+  readonly hub: EventStreamHub<ClientStreamTopic>;
+}
+
+/** What one stream reads, and the access it was opened with. */
+export interface ClientStreamTopic {
+  readonly scope: Scope;
+  readonly access: Access;
 }
 
 /** The SSE event names the Node SDK listens for (`unleash-client` `StreamingFetcher`). */
@@ -28,12 +34,17 @@ const RETRY_AFTER_SECONDS = '60';
  * Sends each change of a log to the streams reading it: the events are filtered and rendered once
  * per scope, and the same text is written to every stream of that scope.
  */
-function fanOut(hub: EventStreamHub<Scope>, log: ChangeLog, after: number, latest: number): void {
+function fanOut(
+  hub: EventStreamHub<ClientStreamTopic>,
+  log: ChangeLog,
+  after: number,
+  latest: number,
+): void {
   const frames = new Map<Scope, string | undefined>();
   // A change larger than the retained window lost its first events: hydrate instead.
   const whole = !log.holds(after);
   for (const stream of hub) {
-    const scope = stream.topic;
+    const scope = stream.topic.scope;
     if (scope.log !== log) continue;
     let frame = frames.get(scope);
     if (frame === undefined && !frames.has(scope)) {
@@ -106,11 +117,12 @@ export function clientStreamingRoutes(
         reply.header('retry-after', RETRY_AFTER_SECONDS);
         throw new ProxyError('TOO_MANY_STREAMS');
       }
-      const log = logs.of(request.access.environment.state);
-      const scope = log.scope(request.access.projects);
+      const { access } = request;
+      const log = logs.of(access.environment.state);
+      const scope = log.scope(access.projects);
       reply.headers(headers);
       // Not full (checked above, and nothing ran since): the stream opens.
-      const stream = hub.open(reply, scope) as EventStream<Scope>;
+      const stream = hub.open(reply, { scope, access }) as EventStream<ClientStreamTopic>;
       const since = eventIdOf(request.headers['last-event-id']);
       const latest = log.latest;
       if (since === undefined || !log.holds(since)) stream.send(connectedFrame(log, scope));

@@ -12,8 +12,12 @@ import type { Environment, Environments } from '../sync/environments.js';
 /** The path of the event streams, under `proxyBasePath`. */
 export const OFREP_EVENTS_PATH = '/ofrep/v1/events';
 
-/** One open stream's subject: whose flags it follows, and the revision it last announced. */
+/**
+ * One open stream's subject: whose flags it follows, the key its credential was issued to, and the
+ * revision it last announced.
+ */
 interface Listener {
+  readonly key: string;
   readonly environment: Environment;
   readonly projects: readonly string[];
   revision: string;
@@ -26,8 +30,16 @@ interface IssuedStreams {
   readonly json: string;
 }
 
+/** Whether `key` still grants frontend access to `environment` and `projects` (`Authorizer.holds`). */
+export type KeyHolds = (
+  key: string,
+  environment: Environment,
+  projects: readonly string[],
+) => boolean;
+
 export interface OfrepEventsOptions {
   readonly environments: Environments;
+  readonly holds: KeyHolds;
   readonly credentials: EventCredentials;
   readonly revisions: StateRevisions;
   /** `proxyBasePath`: the stream URL's path starts with it. */
@@ -102,6 +114,18 @@ export class OfrepEvents {
     ]);
     byKey.set(key, { window, environment: access.environment, json });
     return json;
+  }
+
+  /**
+   * Ends the streams whose key no longer grants what they follow (a token revoked or narrowed
+   * upstream, an environment no longer served). Their providers reconnect, are refused, and
+   * evaluate again with the key, which the evaluation routes answer as they now do.
+   */
+  closeRevoked(): number {
+    const { holds } = this.options;
+    return this.hub.closeWhere(
+      (listener) => !holds(listener.key, listener.environment, listener.projects),
+    );
   }
 
   private watch(environment: Environment): void {
@@ -183,10 +207,21 @@ export class OfrepEvents {
             `The environment "${scope.environment}" is not served by this proxy.`,
           ]);
         }
+        // A credential outlives nothing: the key it was issued to must still grant its scope.
+        if (!events.options.holds(check.key, environment, scope.projects)) {
+          throw new ProxyError('INVALID_EVENT_CREDENTIAL', [
+            'The key this event-stream credential was issued to no longer grants its flags here.',
+          ]);
+        }
         const compiled = environment.state.forProjects(scope.projects);
         if (compiled === undefined) throw new ProxyError('ENVIRONMENT_NOT_READY');
         const current = events.options.revisions.of(compiled);
-        const listener: Listener = { environment, projects: scope.projects, revision: current };
+        const listener: Listener = {
+          key: check.key,
+          environment,
+          projects: scope.projects,
+          revision: current,
+        };
         const stream = events.hub.open(reply, listener);
         if (stream === undefined) {
           void reply.header('retry-after', '5');
