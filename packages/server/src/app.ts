@@ -166,6 +166,7 @@ export async function buildApp(config: ServerConfig, deps: AppDeps): Promise<Fas
     keepAliveMs: config.streamingKeepAliveMs,
     pollingOnClose: config.streamingPollingOnClose,
     retryMs: config.databaseRetryMs,
+    now,
   });
   clientMetricsRoutes(app, db, clientOnly, version, usage);
   clientDataRetention(app, db, { now, settings: config });

@@ -399,6 +399,29 @@ for (const backend of backends) {
       assert.equal(deleted.statusCode, 200, deleted.body);
       await waitFor(() => connection!.isEnded(), 10_000, 'the stream to end');
     });
+
+    it('ends the stream of a token when it expires, with no token change to tell', async () => {
+      const expiresAt = new Date(Date.now() + 3_000);
+      const created = await post(
+        '/api/admin/api-tokens',
+        { tokenName: 'expiring', type: 'client', environment: 'development', expiresAt },
+        201,
+      );
+      const secret = created.json().secret as string;
+      let connection: SseConnection | undefined;
+      await waitFor(
+        async () => {
+          connection?.close();
+          connection = await stream({}, secret);
+          return connection.status === 200;
+        },
+        2_000,
+        'a stream for the new token',
+      );
+      await waitFor(() => connection!.isEnded(), 10_000, 'the stream to end');
+      assert.ok(Date.now() >= expiresAt.getTime(), 'not before the token expired');
+      assert.equal((await stream({}, secret)).status, 401);
+    });
   });
 
   describe(`a database from before the change log on ${backend.name}`, () => {

@@ -32,13 +32,20 @@ export interface DeltaRoutesOptions {
   readonly pollingOnClose: boolean;
   /** While the database is unreachable, how often a new stream's catch-up is tried again (ms). */
   readonly retryMs: number;
+  /** The clock tokens expire by (the token store's). */
+  readonly now: () => Date;
 }
+
+/** How often open streams are checked for tokens that expired meanwhile, ms. */
+const EXPIRY_CHECK_MS = 1000;
 
 /** One open `/api/client/streaming` response: who it is for and where it is in the log. */
 interface StreamTopic {
   readonly scope: DeltaScope;
   /** The presented secret: the stream ends once it no longer names a valid token. */
   readonly secret: string;
+  /** When the token expires (epoch ms; Infinity: never): the stream ends then. */
+  readonly expiresAtMs: number;
   /** The newest event id this stream has been brought to. */
   lastId: number;
   /** False until its catch-up has run; the fan-out skips it until then. */
@@ -104,7 +111,7 @@ export function deltaRoutes(
   };
   const unsubscribeEvents = feed.onEvents(fanOut);
 
-  // A deleted or expired token's streams end (the SDK reconnects, gets 401 and polls).
+  // A deleted token's streams end (the SDK reconnects, gets 401 and polls).
   const unsubscribeTokens = feed.onTokensChanged(() => {
     const streams = [...hub];
     tokens.lookupAll(streams.map((stream) => stream.topic.secret)).then(
@@ -115,6 +122,11 @@ export function deltaRoutes(
       (error: unknown) => app.log.warn({ err: error }, 'checking the tokens of streams failed'),
     );
   });
+  // A token that expires changes nothing in the database, so no token change tells of it.
+  const expiryCheck = setInterval(() => {
+    const nowMs = options.now().getTime();
+    hub.closeWhere((topic) => topic.expiresAtMs <= nowMs);
+  }, EXPIRY_CHECK_MS).unref();
 
   /**
    * Brings a new stream from its first event to the feed's reads: run in turn with them, so the
@@ -153,6 +165,7 @@ export function deltaRoutes(
   app.addHook('preClose', (done) => {
     unsubscribeEvents();
     unsubscribeTokens();
+    clearInterval(expiryCheck);
     if (options.pollingOnClose) hub.broadcast({ event: 'fetch-mode', data: 'polling' });
     // Open streams would hold the server's close until their clients leave.
     hub.closeAll();
@@ -223,7 +236,8 @@ export function deltaRoutes(
           reply.hijack();
           return;
         }
-        const stream = hub.open(reply, { scope, secret, lastId, ready: false });
+        const expiresAtMs = request.apiToken.expiresAt?.getTime() ?? Number.POSITIVE_INFINITY;
+        const stream = hub.open(reply, { scope, secret, expiresAtMs, lastId, ready: false });
         if (!stream) throw new ApiError('STREAMS_FULL');
         stream.send({
           event: 'unleash-connected',
