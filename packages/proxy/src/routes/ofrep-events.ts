@@ -180,7 +180,7 @@ export class OfrepEvents {
             },
             401: {
               description:
-                'The credential is missing, forged, expired or of an environment not served here.',
+                'The credential is missing, forged, expired, of a key that no longer grants its flags, or of an environment not served here.',
               ...errorSchema,
             },
             429: {
