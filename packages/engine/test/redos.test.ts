@@ -14,6 +14,21 @@ import { regexFlagPayload } from './fixtures/regex-flag.js';
 const LENGTH = 10_000;
 const BOUND_MS = 100;
 
+/**
+ * The fastest of three runs of `run`, ms. Backtracking in exponential time is slow on every run;
+ * a busy machine (a preempted process, a collection) slows down only some, and is not what
+ * these tests are about.
+ */
+function fastestMs(run: () => void): number {
+  let fastest = Number.POSITIVE_INFINITY;
+  for (let i = 0; i < 3; i++) {
+    const start = performance.now();
+    run();
+    fastest = Math.min(fastest, performance.now() - start);
+  }
+  return fastest;
+}
+
 /** A snapshot with one flag whose only constraint is `email REGEX pattern`. */
 function regexFlag(pattern: string) {
   return compile(
@@ -40,10 +55,9 @@ describe('REGEX in linear time', () => {
   for (const [pattern, input, expected] of CASES) {
     it(`${pattern} on ${input.length} characters (${expected ? 'match' : 'no match'})`, () => {
       const snapshot = regexFlag(pattern);
-      const start = performance.now();
       const result = snapshot.evaluate('r', { properties: { email: input } });
-      const elapsed = performance.now() - start;
       assert.equal(result?.enabled, expected);
+      const elapsed = fastestMs(() => snapshot.evaluate('r', { properties: { email: input } }));
       assert.ok(elapsed < BOUND_MS, `took ${elapsed.toFixed(1)} ms`);
     });
   }
@@ -61,9 +75,7 @@ describe('REGEX native fast path in linear time', () => {
       natively++;
       const runs = INPUT_CHARS.flatMap((char) => [char.repeat(LENGTH), `${char.repeat(LENGTH)}!`]);
       for (const input of [...runs, randomInput(random, LENGTH)]) {
-        const start = performance.now();
-        regex.test(input);
-        const elapsed = performance.now() - start;
+        const elapsed = fastestMs(() => regex.test(input));
         assert.ok(elapsed < BOUND_MS, `${pattern}: ${elapsed.toFixed(1)} ms`);
       }
     }

@@ -85,6 +85,20 @@ for (const backend of backends) {
       open.push(connection);
       return connection;
     };
+    /** A stream with a token just created (it may take a moment to be known). */
+    const streamOf = async (secret: string) => {
+      let connection: SseConnection | undefined;
+      await waitFor(
+        async () => {
+          connection?.close();
+          connection = await stream({}, secret);
+          return connection.status === 200;
+        },
+        10_000,
+        'a stream for the new token',
+      );
+      return connection as SseConnection;
+    };
     const dataOf = (connection: SseConnection, index: number) =>
       JSON.parse(connection.events[index]!.data) as { events: Event[] };
 
@@ -381,44 +395,26 @@ for (const backend of backends) {
         201,
       );
       const secret = created.json().secret as string;
-      let connection: SseConnection | undefined;
-      await waitFor(
-        async () => {
-          connection?.close();
-          connection = await stream({}, secret);
-          return connection.status === 200;
-        },
-        10_000,
-        'a stream for the new token',
-      );
+      const connection = await streamOf(secret);
       const deleted = await app.inject({
         method: 'DELETE',
         url: `/api/admin/api-tokens/${encodeURIComponent(secret)}`,
         headers: admin,
       });
       assert.equal(deleted.statusCode, 200, deleted.body);
-      await waitFor(() => connection!.isEnded(), 10_000, 'the stream to end');
+      await waitFor(() => connection.isEnded(), 10_000, 'the stream to end');
     });
 
     it('ends the stream of a token when it expires, with no token change to tell', async () => {
-      const expiresAt = new Date(Date.now() + 3_000);
+      const expiresAt = new Date(Date.now() + 5_000);
       const created = await post(
         '/api/admin/api-tokens',
         { tokenName: 'expiring', type: 'client', environment: 'development', expiresAt },
         201,
       );
       const secret = created.json().secret as string;
-      let connection: SseConnection | undefined;
-      await waitFor(
-        async () => {
-          connection?.close();
-          connection = await stream({}, secret);
-          return connection.status === 200;
-        },
-        2_000,
-        'a stream for the new token',
-      );
-      await waitFor(() => connection!.isEnded(), 10_000, 'the stream to end');
+      const connection = await streamOf(secret);
+      await waitFor(() => connection.isEnded(), 10_000, 'the stream to end');
       assert.ok(Date.now() >= expiresAt.getTime(), 'not before the token expired');
       assert.equal((await stream({}, secret)).status, 401);
     });
