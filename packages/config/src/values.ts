@@ -16,6 +16,16 @@ type JsonSchema = TSchema & {
   anyOf?: JsonSchema[];
 };
 
+/** What a boolean variable takes: `true`/`false`, and `1`/`t`, `0`/`f` as Unleash Proxy and many tools write them. */
+const BOOLEAN_WORDS: ReadonlyMap<string, boolean> = new Map([
+  ['true', true],
+  ['t', true],
+  ['1', true],
+  ['false', false],
+  ['f', false],
+  ['0', false],
+]);
+
 /**
  * The JSON value an environment string stands for, by the option's schema type. Written here
  * rather than left to ajv's `coerceTypes` (what env-schema does): that would take `0x10`, `1e3` and
@@ -30,10 +40,8 @@ export function envValue(row: OptionRow, raw: string, variable?: EnvVariable): u
     case 'integer':
     case 'number':
       return /^\d+$/.test(raw.trim()) ? Number(raw) : raw;
-    case 'boolean': {
-      const word = raw.trim().toLowerCase();
-      return word === 'true' ? true : word === 'false' ? false : raw;
-    }
+    case 'boolean':
+      return BOOLEAN_WORDS.get(raw.trim().toLowerCase()) ?? raw;
     case 'array':
       return splitList(raw);
     default:

@@ -118,6 +118,19 @@ describe('configSchema', () => {
     });
   });
 
+  it('takes 1/t and 0/f for booleans too, as Unleash Proxy and most tools write them', () => {
+    for (const [word, value] of [
+      ['1', true],
+      ['t', true],
+      [' T ', true],
+      ['0', false],
+      ['f', false],
+    ] as const) {
+      assert.equal(config.load({ ...BASE, VERBOSE: word }).verbose, value, word);
+    }
+    assert.equal(config.load({ ...BASE, QUIET: '1' }).verbose, false);
+  });
+
   it('reads another spelling of an option by its own conversion', () => {
     const loaded = config.load({
       ...BASE,

@@ -232,7 +232,7 @@ describe('configuration', () => {
     assert.equal(config.cors.maxAge, 172800);
     assert.match(
       problems(REQUIRED, { refreshInterval: -5 }).join(),
-      /refreshInterval \(FLAGS_FETCH_INTERVAL or FEATURES_REFRESH_INTERVAL_SECONDS\)/,
+      /refreshInterval \(FLAGS_FETCH_INTERVAL or UNLEASH_FETCH_INTERVAL or FEATURES_REFRESH_INTERVAL_SECONDS\)/,
     );
     assert.match(problems(REQUIRED, { logLevel: 'loud' }).join(), /logLevel/);
   });
@@ -260,6 +260,64 @@ describe('configuration', () => {
       assert.equal(row[4], spec.doc, `meaning of ${spec.option}`);
     }
     assert.equal(documented.size, optionTable.length, 'no undocumented rows');
+  });
+});
+
+describe('Unleash Proxy’s variable names', () => {
+  /** An Unleash Proxy 1.4 deployment's environment, as it is (its booleans as `safeBoolean` read them). */
+  const UNLEASH_PROXY = {
+    UNLEASH_URL: 'https://flags.example/api',
+    UNLEASH_API_TOKEN: 'upstream-token',
+    UNLEASH_PROXY_CLIENT_KEYS: 'key-1, key-2',
+    UNLEASH_APP_NAME: 'unleash-proxy',
+    UNLEASH_INSTANCE_ID: 'gitlab-instance',
+    UNLEASH_FETCH_INTERVAL: '1000',
+    UNLEASH_METRICS_INTERVAL: '0',
+    UNLEASH_METRICS_JITTER: '300',
+    UNLEASH_ENVIRONMENT: 'production',
+    UNLEASH_PROJECT_NAME: 'web',
+    UNLEASH_NAME_PREFIX: 'checkout.',
+    UNLEASH_TAGS: 'simple:proxy, demo:test',
+    UNLEASH_CUSTOM_STRATEGIES_FILE: './strategies.js',
+    ENABLE_ALL_ENDPOINT: '1',
+    ENABLE_OAS: 't',
+    CORS_CREDENTIALS: '0',
+  };
+
+  it('loads an Unleash Proxy deployment’s environment as the same options', () => {
+    const config = loadConfig(UNLEASH_PROXY);
+    assert.equal(config.flagsUrl.href, 'https://flags.example/api/');
+    assert.deepEqual(config.startupTokens, ['upstream-token']);
+    assert.deepEqual(config.clientKeys, ['key-1', 'key-2']);
+    assert.equal(config.flagsAppName, 'unleash-proxy');
+    assert.equal(config.flagsInstanceId, 'gitlab-instance');
+    assert.equal(config.refreshInterval, 1000);
+    assert.equal(config.metricsInterval, 0);
+    assert.equal(config.metricsJitter, 300);
+    assert.equal(config.environment, 'production');
+    assert.equal(config.projectName, 'web');
+    assert.equal(config.namePrefix, 'checkout.');
+    assert.deepEqual(config.tags, [
+      { name: 'simple', value: 'proxy' },
+      { name: 'demo', value: 'test' },
+    ]);
+    assert.deepEqual(config.customStrategies, ['./strategies.js']);
+    assert.equal(config.enableAllEndpoint, true);
+    assert.equal(config.enableOAS, true);
+    assert.equal(config.cors.credentials, false);
+    // The deprecated spelling of the client keys too.
+    const { UNLEASH_PROXY_CLIENT_KEYS: _keys, ...withSecrets } = UNLEASH_PROXY;
+    const secrets = loadConfig({ ...withSecrets, UNLEASH_PROXY_SECRETS: 'secret-1' });
+    assert.deepEqual(secrets.clientKeys, ['secret-1']);
+  });
+
+  it('takes both spellings when they agree, and refuses them when they differ', () => {
+    assert.equal(
+      loadConfig({ ...UNLEASH_PROXY, FLAGS_URL: 'https://flags.example/api' }).flagsUrl.href,
+      'https://flags.example/api/',
+    );
+    const [problem] = problems({ ...UNLEASH_PROXY, FLAGS_APP_NAME: 'other' });
+    assert.match(String(problem), /FLAGS_APP_NAME.*UNLEASH_APP_NAME/);
   });
 });
 
@@ -639,11 +697,11 @@ describe('flags-proxy command', () => {
     }
     assert.match(
       help,
-      / {2}FLAGS_URL, UPSTREAM_URL \(server root URL; `\/api` is added\) {2}\(flagsUrl; required\)\n/,
+      / {2}FLAGS_URL, UNLEASH_URL, UPSTREAM_URL \(server root URL; `\/api` is added\) {2}\(flagsUrl; required\)\n/,
     );
     assert.match(
       help,
-      / {2}FLAGS_FETCH_INTERVAL, FEATURES_REFRESH_INTERVAL_SECONDS \(seconds\) {2}\(refreshInterval; default 5000\)\n/,
+      / {2}FLAGS_FETCH_INTERVAL, UNLEASH_FETCH_INTERVAL, FEATURES_REFRESH_INTERVAL_SECONDS \(seconds\) {2}\(refreshInterval; default 5000\)\n/,
     );
     for (const probe of ['ready', 'health'])
       assert.match(

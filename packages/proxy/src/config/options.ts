@@ -224,12 +224,12 @@ export const corsOptions = group({
 export const proxySchema = Type.Object(
   {
     flagsUrl: option(url(), {
-      env: ['FLAGS_URL', upstreamRootVariable('UPSTREAM_URL')],
+      env: ['FLAGS_URL', 'UNLEASH_URL', upstreamRootVariable('UPSTREAM_URL')],
       required: true,
       doc: 'API URL of the upstream instance (e.g. `http://flags:4242/api`).',
     }),
     flagsApiToken: option(Type.Array(Type.String({ minLength: 1 }), { minItems: 1 }), {
-      env: ['FLAGS_API_TOKEN', 'TOKENS'],
+      env: ['FLAGS_API_TOKEN', 'UNLEASH_API_TOKEN', 'TOKENS'],
       required: true,
       secret: true,
       doc: 'Comma-separated client tokens of the upstream, sent as `Authorization`: one environment is synced per token. Unleash-format tokens (`project:environment.secret`) name their environment; the first token’s environment serves plain client keys.',
@@ -253,12 +253,12 @@ export const proxySchema = Type.Object(
       doc: '`true`: only the environments of the startup tokens (`flagsApiToken`) are served; `false`: a valid client token of another environment starts syncing it.',
     }),
     clientKeys: option(list(), {
-      env: ['FLAGS_PROXY_CLIENT_KEYS'],
+      env: ['FLAGS_PROXY_CLIENT_KEYS', 'UNLEASH_PROXY_CLIENT_KEYS'],
       secret: true,
       doc: 'Comma-separated client keys accepted from callers (required unless `proxySecrets` is set).',
     }),
     proxySecrets: option(list(), {
-      env: ['FLAGS_PROXY_SECRETS'],
+      env: ['FLAGS_PROXY_SECRETS', 'UNLEASH_PROXY_SECRETS'],
       secret: true,
       doc: 'Deprecated alias of `clientKeys`; both lists are accepted.',
     }),
@@ -278,16 +278,20 @@ export const proxySchema = Type.Object(
       doc: 'Base path of every route (`base/path` serves `/base/path/proxy`, `/base/path/api/frontend`, `/base/path/internal-backstage/…`).',
     }),
     flagsAppName: option(Type.String(), {
-      env: ['FLAGS_APP_NAME'],
+      env: ['FLAGS_APP_NAME', 'UNLEASH_APP_NAME'],
       default: 'flags-proxy',
       doc: 'App name used upstream, and the `appName` of contexts that carry none.',
     }),
     flagsInstanceId: option(Type.String(), {
-      env: ['FLAGS_INSTANCE_ID'],
+      env: ['FLAGS_INSTANCE_ID', 'UNLEASH_INSTANCE_ID'],
       doc: 'Instance id used upstream; generated from host name and process id when unset.',
     }),
     refreshInterval: option(Type.Integer({ exclusiveMinimum: 0 }), {
-      env: ['FLAGS_FETCH_INTERVAL', secondsVariable('FEATURES_REFRESH_INTERVAL_SECONDS')],
+      env: [
+        'FLAGS_FETCH_INTERVAL',
+        'UNLEASH_FETCH_INTERVAL',
+        secondsVariable('FEATURES_REFRESH_INTERVAL_SECONDS'),
+      ],
       default: 5000,
       doc: 'Upstream polling interval, ms (> 0).',
     }),
@@ -298,12 +302,16 @@ export const proxySchema = Type.Object(
       doc: 'How each environment syncs with the upstream: `auto` streams (`/client/streaming`, Server-Sent Events) when the upstream offers it and polls otherwise (404/501: logged once) or while the stream keeps failing; `polling` only polls. A feed with `projectName`, `namePrefix` or `tags` filters always polls.',
     }),
     metricsInterval: option(Type.Integer({ minimum: 0 }), {
-      env: ['FLAGS_METRICS_INTERVAL', secondsVariable('METRICS_INTERVAL_SECONDS')],
+      env: [
+        'FLAGS_METRICS_INTERVAL',
+        'UNLEASH_METRICS_INTERVAL',
+        secondsVariable('METRICS_INTERVAL_SECONDS'),
+      ],
       default: 30000,
       doc: 'Usage metrics send interval, ms; `0` turns usage metrics off.',
     }),
     metricsJitter: option(Type.Integer({ minimum: 0 }), {
-      env: ['FLAGS_METRICS_JITTER'],
+      env: ['FLAGS_METRICS_JITTER', 'UNLEASH_METRICS_JITTER'],
       default: 0,
       doc: 'Random jitter added to the metrics interval, ms (≥ 0).',
     }),
@@ -327,15 +335,15 @@ export const proxySchema = Type.Object(
       },
     ),
     environment: option(Type.String(), {
-      env: ['FLAGS_ENVIRONMENT'],
+      env: ['FLAGS_ENVIRONMENT', 'UNLEASH_ENVIRONMENT'],
       doc: 'Fixed `environment` of every evaluation context; callers cannot override it.',
     }),
     projectName: option(Type.String(), {
-      env: ['FLAGS_PROJECT_NAME'],
+      env: ['FLAGS_PROJECT_NAME', 'UNLEASH_PROJECT_NAME'],
       doc: 'Only features of this project are synced (`?project=` upstream).',
     }),
     namePrefix: option(Type.String(), {
-      env: ['FLAGS_NAME_PREFIX'],
+      env: ['FLAGS_NAME_PREFIX', 'UNLEASH_NAME_PREFIX'],
       doc: 'Only features whose name starts with this prefix are synced (`?namePrefix=`).',
     }),
     tags: option(
@@ -344,7 +352,7 @@ export const proxySchema = Type.Object(
         { title: 'a list of tagName:tagValue pairs, both parts non-empty' },
       ),
       {
-        env: ['FLAGS_TAGS'],
+        env: ['FLAGS_TAGS', 'UNLEASH_TAGS'],
         fromEnv: tagsFromEnv,
         doc: 'Only features with one of these tags are synced: `tagName:tagValue,tagName2:tagValue2`.',
       },
@@ -371,7 +379,7 @@ export const proxySchema = Type.Object(
         title: 'a list of file paths (in code also strategy objects)',
       }),
       {
-        env: ['FLAGS_CUSTOM_STRATEGIES_FILE'],
+        env: ['FLAGS_CUSTOM_STRATEGIES_FILE', 'UNLEASH_CUSTOM_STRATEGIES_FILE'],
         doc: 'Comma-separated JavaScript files (resolved from the working directory), each exporting an array of strategy objects `{ name, isEnabled(parameters, context) }`. In code: strategy objects or paths.',
       },
     ),
