@@ -19,21 +19,25 @@ async function main(): Promise<void> {
     (result.ok ? process.stdout : process.stderr).write(`${result.line}\n`);
     process.exit(result.ok ? 0 : 1);
   }
-  if (command !== undefined && !command.startsWith('-')) {
-    process.stderr.write(`flags-proxy: unknown command "${command}" (see flags-proxy --help)\n`);
+  // Unleash Edge's image runs `edge` and its options: serving is what this command does anyway.
+  const options = command === 'edge' ? rest : args;
+  if (options[0] !== undefined && !options[0].startsWith('-')) {
+    process.stderr.write(`flags-proxy: unknown command "${options[0]}" (see flags-proxy --help)\n`);
     process.exit(1);
   }
-  await serve();
+  await serve(options);
 }
 
-async function serve(): Promise<void> {
-  const [{ ConfigError }, { createProxy }] = await Promise.all([
+/** Serves with the environment's settings and those of `options` (`--upstream-url <url>`, …). */
+async function serve(options: readonly string[]): Promise<void> {
+  const [{ ConfigError }, { variablesFromArgs }, { createProxy }] = await Promise.all([
     import('./config/load.js'),
+    import('./config/args.js'),
     import('./index.js'),
   ]);
   let proxy: Awaited<ReturnType<typeof createProxy>>;
   try {
-    proxy = await createProxy({}, process.env);
+    proxy = await createProxy({}, { ...process.env, ...variablesFromArgs(options) });
   } catch (error) {
     if (error instanceof ConfigError) {
       process.stderr.write(`flags-proxy: ${error.message}\n`);

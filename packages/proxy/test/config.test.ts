@@ -622,13 +622,18 @@ describe('start-up warnings', () => {
 
 function runMain(
   env: Record<string, string>,
+  args: readonly string[] = [],
 ): Promise<{ code: number | null; stderr: string; stdout: string }> {
   const main = fileURLToPath(new URL('../src/main.ts', import.meta.url));
   return new Promise((resolve) => {
-    const child = spawn(process.execPath, ['--conditions=source', '--import', 'tsx', main], {
-      env: { PATH: process.env.PATH ?? '', ...env },
-      stdio: ['ignore', 'pipe', 'pipe'],
-    });
+    const child = spawn(
+      process.execPath,
+      ['--conditions=source', '--import', 'tsx', main, ...args],
+      {
+        env: { PATH: process.env.PATH ?? '', ...env },
+        stdio: ['ignore', 'pipe', 'pipe'],
+      },
+    );
     let stderr = '';
     let stdout = '';
     child.stderr.on('data', (chunk) => {
@@ -647,9 +652,10 @@ function runMain(
  */
 async function listeningMain(
   env: Record<string, string>,
+  args: readonly string[] = [],
 ): Promise<{ child: ChildProcess; port: number; output: string }> {
   const main = fileURLToPath(new URL('../src/main.ts', import.meta.url));
-  const child = spawn(process.execPath, ['--conditions=source', '--import', 'tsx', main], {
+  const child = spawn(process.execPath, ['--conditions=source', '--import', 'tsx', main, ...args], {
     env: { PATH: process.env.PATH ?? '', PORT: '0', LOG_LEVEL: 'info', ...env },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
@@ -736,6 +742,40 @@ describe('flags-proxy command', () => {
       if (child.exitCode === null) child.kill('SIGKILL');
       await upstream.stop();
     }
+  });
+
+  it('starts as Unleash Edge’s image runs it: `edge` and the settings as options', async () => {
+    const upstream = await new FakeUpstream(smallPayload).start();
+    const { child } = await listeningMain({}, [
+      'edge',
+      '--upstream-url',
+      upstream.url.replace(/\/api$/, ''),
+      `--tokens=${API_TOKEN_UNLEASH}`,
+      '--features-refresh-interval-seconds',
+      '1',
+      '--metrics-interval-seconds',
+      '0',
+      '--strict',
+    ]);
+    try {
+      await waitFor(() => upstream.featureRequests().length > 0);
+      assert.equal(upstream.featureRequests()[0]?.headers.authorization, API_TOKEN_UNLEASH);
+    } finally {
+      if (child.exitCode === null) child.kill('SIGKILL');
+      await upstream.stop();
+    }
+  });
+
+  it('refuses an option it does not know, or a command, naming it', async () => {
+    const unknown = await runMain(REQUIRED, ['edge', '--upstream-url', 'http://x', '--frobnicate']);
+    assert.equal(unknown.code, 1);
+    assert.match(unknown.stderr, /unknown option --frobnicate/);
+    const command = await runMain(REQUIRED, ['offline']);
+    assert.equal(command.code, 1);
+    assert.match(command.stderr, /unknown command "offline"/);
+    const bad = await runMain(REQUIRED, ['--features-refresh-interval-seconds', '0']);
+    assert.equal(bad.code, 1);
+    assert.match(bad.stderr, /FEATURES_REFRESH_INTERVAL_SECONDS must be greater than 0/);
   });
 
   it('starts from the environment, serves, and stops on SIGTERM', async () => {
