@@ -14,6 +14,7 @@ const PROD_CLIENT = `*:production.prod-client-${SECRET}`;
 const DEV_FRONTEND = `*:development.dev-frontend-${SECRET}`;
 const PROD_FRONTEND = `*:production.prod-frontend-${SECRET}`;
 const BILLING_FRONTEND = `billing:production.billing-frontend-${SECRET}`;
+const BILLING_CLIENT = `billing:production.billing-client-${SECRET}`;
 const STAGING_CLIENT = `*:staging.staging-client-${SECRET}`;
 const STAGING_FRONTEND = `*:staging.staging-frontend-${SECRET}`;
 const OTHER_FRONTEND = `*:qa.qa-frontend-${SECRET}`;
@@ -47,6 +48,7 @@ function edgeUpstream(): EdgeUpstream {
     [DEV_FRONTEND, 'frontend', 'development', ['*']],
     [PROD_FRONTEND, 'frontend', 'production', ['*']],
     [BILLING_FRONTEND, 'frontend', 'production', ['billing']],
+    [BILLING_CLIENT, 'client', 'production', ['billing']],
     [STAGING_CLIENT, 'client', 'staging', ['*']],
     [STAGING_FRONTEND, 'frontend', 'staging', ['*']],
     [OTHER_FRONTEND, 'frontend', 'qa', ['*']],
@@ -432,22 +434,75 @@ describe('environments brought in by client tokens', () => {
     }
   });
 
-  it('keeps one environment served while another’s upstream token fails', async () => {
+  it('serves a client token broader than the startup token once its own sync is in, never a part', async () => {
+    const run = await start({ flagsApiToken: [BILLING_CLIENT] });
+    try {
+      await waitFor(() => run.proxy.environments.ready);
+      const features = await call(run, 'GET', '/api/client/features', PROD_CLIENT);
+      assert.equal(features.status, 200);
+      assert.deepEqual(
+        features
+          .json()
+          .features.map((f: { name: string }) => f.name)
+          .sort(),
+        ['prod-billing', 'prod-default', 'prod-off'],
+      );
+    } finally {
+      await run.close();
+    }
+    const strict = await start({ flagsApiToken: [BILLING_CLIENT], strictTokens: true });
+    try {
+      await waitFor(() => strict.proxy.environments.ready);
+      const refused = await call(strict, 'GET', '/api/client/features', PROD_CLIENT);
+      assert.equal(refused.status, 403, refused.text);
+      assert.match(refused.json().details[0].message, /projects/);
+      const billing = await call(strict, 'GET', '/api/client/features', BILLING_CLIENT);
+      assert.equal(billing.status, 200);
+    } finally {
+      await strict.close();
+    }
+  });
+
+  it('keeps one environment served while the upstream refuses another’s startup token', async () => {
     const upstream = edgeUpstream();
     upstream.tokens.delete(PROD_CLIENT);
     const run = await start({}, upstream);
     try {
       await waitFor(() => run.proxy.environments.get('development')?.state.ready === true);
-      assert.equal(run.proxy.environments.ready, false, 'production never synced');
-      const notReady = await call(run, 'GET', '/api/frontend', DEV_FRONTEND);
-      assert.equal(notReady.status, 503, 'not ready until every startup environment is');
+      // A token the upstream refuses never syncs: it does not hold up the environments that do.
+      await waitFor(
+        async () => (await call(run, 'GET', '/api/frontend', DEV_FRONTEND)).status === 200,
+      );
+      assert.equal((await call(run, 'GET', '/internal-backstage/ready')).status, 200);
+      // Answered at once, saying why (not after the wait for a first sync, which says "yet").
+      const refused = await call(run, 'GET', '/api/frontend', PROD_FRONTEND);
+      assert.equal(refused.status, 503, refused.text);
+      assert.match(refused.json().details[0].message, /refuses/);
       upstream.tokens.set(PROD_CLIENT, {
         type: 'client',
         environment: 'production',
         projects: ['*'],
       });
-      await waitFor(() => run.proxy.environments.ready);
-      assert.equal((await call(run, 'GET', '/api/frontend', DEV_FRONTEND)).status, 200);
+      await waitFor(
+        async () => (await call(run, 'GET', '/api/frontend', PROD_FRONTEND)).status === 200,
+      );
+    } finally {
+      await run.close();
+    }
+  });
+
+  it('waits for every startup environment the upstream has not refused', async () => {
+    const upstream = edgeUpstream();
+    upstream.failing = true;
+    const run = await start({}, upstream);
+    try {
+      await new Promise((resolve) => setTimeout(resolve, 300));
+      assert.equal((await call(run, 'GET', '/internal-backstage/ready')).status, 503);
+      assert.equal((await call(run, 'GET', '/api/frontend', DEV_FRONTEND)).status, 503);
+      upstream.failing = false;
+      await waitFor(
+        async () => (await call(run, 'GET', '/internal-backstage/ready')).status === 200,
+      );
     } finally {
       await run.close();
     }

@@ -37,6 +37,8 @@ interface Grant {
   readonly environment: string | undefined;
   readonly projects: readonly string[];
   readonly clientKey: boolean;
+  /** A token the upstream confirmed (`/edge/validate`), not a configured key. */
+  readonly validated: boolean;
 }
 
 /** Which keys a route takes: `any` for the usage reports both kinds of SDK send. */
@@ -86,19 +88,41 @@ function pretrusted(entry: string): readonly [string, Grant] {
     const projects = projectsOf(parsed) ?? ['*'];
     return [
       entry,
-      { key: entry, type: 'frontend', environment: parsed.environment, projects, clientKey: false },
+      {
+        key: entry,
+        type: 'frontend',
+        environment: parsed.environment,
+        projects,
+        clientKey: false,
+        validated: false,
+      },
     ];
   }
   const at = entry.lastIndexOf('@');
   if (at <= 0) {
     return [
       entry,
-      { key: entry, type: 'frontend', environment: undefined, projects: ['*'], clientKey: true },
+      {
+        key: entry,
+        type: 'frontend',
+        environment: undefined,
+        projects: ['*'],
+        clientKey: true,
+        validated: false,
+      },
     ];
   }
   const key = entry.slice(0, at);
   const environment = entry.slice(at + 1);
-  return [key, { key, type: 'frontend', environment, projects: ['*'], clientKey: true }];
+  const grant: Grant = {
+    key,
+    type: 'frontend',
+    environment,
+    projects: ['*'],
+    clientKey: true,
+    validated: false,
+  };
+  return [key, grant];
 }
 
 /** The keys callers present for `pretrustedTokens` entries (`secret@environment` → `secret`). */
@@ -115,6 +139,7 @@ function startup(token: string): Array<readonly [string, Grant]> {
     environment,
     projects,
     clientKey: false,
+    validated: false,
   });
   if (parsed === undefined) return [[token, grant(undefined, ['*'])]];
   const projects = projectsOf(parsed);
@@ -139,14 +164,28 @@ export class Authorizer {
     this.frontend = new KeyTable([
       ...options.clientKeys.map((key): readonly [string, Grant] => [
         key,
-        { key, type: 'frontend', environment: undefined, projects: ['*'], clientKey: true },
+        {
+          key,
+          type: 'frontend',
+          environment: undefined,
+          projects: ['*'],
+          clientKey: true,
+          validated: false,
+        },
       ]),
       ...options.pretrustedTokens.map(pretrusted),
     ]);
     this.client = new KeyTable([
       ...options.serverSideTokens.map((key): readonly [string, Grant] => [
         key,
-        { key, type: 'client', environment: undefined, projects: ['*'], clientKey: false },
+        {
+          key,
+          type: 'client',
+          environment: undefined,
+          projects: ['*'],
+          clientKey: false,
+          validated: false,
+        },
       ]),
       ...options.startupTokens.flatMap(startup),
     ]);
@@ -256,6 +295,7 @@ export class Authorizer {
         environment: status.environment,
         projects: status.projects,
         clientKey: false,
+        validated: true,
       };
       this.grants.set(status, grant);
     }
@@ -294,14 +334,32 @@ export class Authorizer {
       this.accesses.set(grant, access);
     }
     request.access = access;
-    const served = environment.state.forProjects(grant.projects);
+    // A validated client token may read projects that no feed of its environment has fetched
+    // (a `*` token where a project token syncs): its answer would lack flags. Its own feed (which
+    // `environmentOf` started) must fetch first; with strict tokens there is none: 403, as Edge.
+    const partial =
+      grant.validated && grant.type === 'client' && !environment.syncs(grant.projects);
+    if (partial && !environment.reads(grant.projects)) {
+      refuse(reply, 'edge', 'ENVIRONMENT_NOT_SERVED', [
+        `The token reads projects of "${environment.name}" that this proxy does not sync (strictTokens).`,
+      ]);
+      return;
+    }
+    const served = partial ? undefined : environment.state.forProjects(grant.projects);
     if (served !== undefined) {
       request.served = served;
       done();
       return;
     }
-    // A client token's environment that started syncing just now: wait for its first payload.
-    waitFor(environment.ready, this.options.firstSyncWaitMs).then((synced) => {
+    if (environment.refused) {
+      refuse(reply, 'edge', 'ENVIRONMENT_NOT_READY', [
+        `The upstream refuses this proxy's token for the environment "${environment.name}": it has no flags to serve.`,
+      ]);
+      return;
+    }
+    // An environment, or a client token's projects, that started syncing just now: wait for it.
+    const ready = partial ? environment.synced(grant.projects) : environment.ready;
+    waitFor(ready, this.options.firstSyncWaitMs).then((synced) => {
       const state = synced ? environment.state.forProjects(grant.projects) : undefined;
       if (state === undefined) {
         refuse(reply, 'edge', 'ENVIRONMENT_NOT_READY', [

@@ -186,7 +186,11 @@ export function backstageRoutes(
         security: [],
         response: {
           200: { description: '`{"status":"READY"}`', ...statusBody('READY') },
-          503: { description: 'A startup environment has no snapshot yet.', ...notReadyBody },
+          503: {
+            description:
+              'A startup environment has no snapshot yet (one whose token the upstream refuses does not count).',
+            ...notReadyBody,
+          },
         },
       },
     },

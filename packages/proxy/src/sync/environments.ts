@@ -9,13 +9,20 @@ import type { PayloadTarget } from './poller.js';
 class Feed implements PayloadTarget {
   payload: ClientFeatures | undefined;
   lastUpdateMs = 0;
+  /** Resolves with the feed's first payload. */
+  readonly fetched: Promise<void>;
+  private resolveFetched!: () => void;
 
   constructor(
     readonly token: string,
     /** The projects the token reads; `undefined` until known (a `[]` token before validation). */
     readonly projects: readonly string[] | undefined,
     private readonly environment: Environment,
-  ) {}
+  ) {
+    this.fetched = new Promise((resolve) => {
+      this.resolveFetched = resolve;
+    });
+  }
 
   get ready(): boolean {
     return this.environment.state.ready;
@@ -24,6 +31,7 @@ class Feed implements PayloadTarget {
   update(payload: ClientFeatures): void {
     this.payload = payload;
     this.environment.combine();
+    this.resolveFetched();
     // The environment's own time of the change: its poller's last check is never earlier.
     this.lastUpdateMs = this.environment.state.lastUpdateMs;
   }
@@ -101,6 +109,11 @@ export class Environment {
     }));
   }
 
+  /** The upstream refuses every token of the environment (401/403 at their last poll). */
+  get refused(): boolean {
+    return this.feeds.length > 0 && this.feeds.every(({ poller }) => poller.refused);
+  }
+
   /** Epoch ms of the last successful upstream check of any feed (0: none yet). */
   get lastCheckMs(): number {
     return Math.max(0, ...this.feeds.map(({ poller }) => poller.lastCheckMs));
@@ -118,6 +131,28 @@ export class Environment {
     this.feeds.push({ feed, poller });
     if (this.started) poller.start();
     return true;
+  }
+
+  /** Whether a feed reads every project in `projects` (fetched or not yet). */
+  reads(projects: readonly string[]): boolean {
+    return this.feeds.some(({ feed }) => covers(feed.projects, projects));
+  }
+
+  /**
+   * Whether the state holds every project in `projects`: a feed reading them has fetched. Before
+   * any feed has fetched, the state is a backup's or a bootstrap's (or there is none), and what
+   * it holds is all there is.
+   */
+  syncs(projects: readonly string[]): boolean {
+    const fetched = this.feeds.filter(({ feed }) => feed.payload !== undefined);
+    return fetched.length === 0 || fetched.some(({ feed }) => covers(feed.projects, projects));
+  }
+
+  /** Resolves once `syncs(projects)`; never while no feed `reads` them. */
+  synced(projects: readonly string[]): Promise<void> {
+    if (this.syncs(projects)) return Promise.resolve();
+    const covering = this.feeds.filter(({ feed }) => covers(feed.projects, projects));
+    return Promise.race(covering.map(({ feed }) => feed.fetched));
   }
 
   /**
@@ -219,11 +254,20 @@ export class Environments {
     return [...this.byName.values()];
   }
 
-  /** Every startup environment holds a snapshot. */
+  /**
+   * Every startup environment holds a snapshot, or the upstream refuses its token, and one at
+   * least holds a snapshot: an environment that never syncs does not hold up the others (its
+   * requests get 503 on their own, see `Authorizer`), but a proxy with nothing to serve is not ready.
+   */
   get ready(): boolean {
     if (this.allReady) return true;
-    for (const environment of this.byName.values())
-      if (environment.startup && !environment.state.ready) return false;
+    let serving = false;
+    for (const environment of this.byName.values()) {
+      if (!environment.startup) continue;
+      if (environment.state.ready) serving = true;
+      else if (!environment.refused) return false;
+    }
+    if (!serving) return false;
     this.allReady = true;
     return true;
   }

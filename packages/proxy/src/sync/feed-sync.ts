@@ -95,6 +95,11 @@ export class FeedSync {
     return Math.max(this.poller.lastCheckMs, this.streamCheckMs);
   }
 
+  /** The upstream refused the token (401/403) at the last poll (a refused stream falls back to polling). */
+  get refused(): boolean {
+    return this.poller.refused;
+  }
+
   /** `polling` while the poller runs, else `streaming` (streaming, or connecting to stream). */
   get mode(): 'streaming' | 'polling' {
     return this.polling || this.config.upstreamStreaming === 'polling' ? 'polling' : 'streaming';

@@ -55,6 +55,8 @@ export class Poller {
   private resolveFirstSync!: () => void;
   /** Epoch ms of the last successful upstream check (200 or 304); 0 before the first. */
   lastCheckMs = 0;
+  /** The upstream refused the token (401/403) at the last poll. */
+  refused = false;
 
   constructor(
     private readonly config: ProxyConfig,
@@ -150,6 +152,7 @@ export class Poller {
     }
     if (status === 401 || status === 403) {
       await response.dump();
+      this.refused = true;
       this.log.error(
         { status, url: this.url.href, environment: this.environment },
         `upstream rejected the API token (${status}): check FLAGS_API_TOKEN (a client token of the upstream). Serving the last good snapshot and retrying slowly.`,
@@ -215,6 +218,7 @@ export class Poller {
   }
 
   private recovered(): void {
+    this.refused = false;
     if (this.lastProblem === undefined) return;
     this.lastProblem = undefined;
     this.log.info({ url: this.url.href }, 'upstream features request succeeded again');
