@@ -27,6 +27,7 @@ import { bulkMetricsRoutes } from './routes/bulk-metrics.js';
 import { clientDeltaRoutes } from './routes/client-delta.js';
 import { clientFeaturesRoutes } from './routes/client-features.js';
 import { type ClientStreamTopic, clientStreamingRoutes } from './routes/client-streaming.js';
+import { edgeValidateRoutes } from './routes/edge-validate.js';
 import { API_FLAVOUR, frontendRoutes, PROXY_FLAVOUR } from './routes/frontend.js';
 import { healthRoutes } from './routes/health.js';
 import { metricsRoutes } from './routes/metrics.js';
@@ -227,6 +228,9 @@ export async function buildApp(config: ProxyConfig, deps: AppDeps): Promise<Fast
       accepted: 202,
       authenticate: hooks.client,
     });
+    // Tokens are validated only where a startup token is Unleash-format (else: 404, as before).
+    if (deps.validator !== undefined)
+      await reports.register(edgeValidateRoutes, { ...reporting, validator: deps.validator });
   });
   const revisions = new StateRevisions();
   const ofrepEvents = config.ofrepEventStreams
