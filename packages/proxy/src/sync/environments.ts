@@ -144,8 +144,13 @@ export class Environment {
    * it holds is all there is.
    */
   syncs(projects: readonly string[]): boolean {
-    const fetched = this.feeds.filter(({ feed }) => feed.payload !== undefined);
-    return fetched.length === 0 || fetched.some(({ feed }) => covers(feed.projects, projects));
+    let fetched = false;
+    for (const { feed } of this.feeds) {
+      if (feed.payload === undefined) continue;
+      if (covers(feed.projects, projects)) return true;
+      fetched = true;
+    }
+    return !fetched;
   }
 
   /** Resolves once `syncs(projects)`; never while no feed `reads` them. */
