@@ -6,6 +6,9 @@ export const MAX_VALIDATE_TOKENS = 500;
 /** The longest token string `POST /edge/validate` takes (Unleash tokens are under 200). */
 export const MAX_VALIDATE_TOKEN_LENGTH = 512;
 
+/** The largest `POST /edge/validate` body: the most tokens of the longest kind, quoted and separated (more → 413). */
+export const MAX_VALIDATE_BODY_BYTES = MAX_VALIDATE_TOKENS * (MAX_VALIDATE_TOKEN_LENGTH + 3) + 64;
+
 /**
  * `POST /edge/validate` (no auth): an Unleash Edge (or flags-proxy) asking which of the tokens
  * its callers presented are valid, before it serves them.

@@ -3,15 +3,11 @@ import {
   type EdgeValidatedTokens,
   edgeValidatedTokensSchema,
   edgeValidateRequestSchema,
-  MAX_VALIDATE_TOKEN_LENGTH,
-  MAX_VALIDATE_TOKENS,
+  MAX_VALIDATE_BODY_BYTES,
 } from '@flags/schemas';
 import type { FastifyInstance } from 'fastify';
 import type { TokenValidator } from '../auth/token-validator.js';
 import { errorResponses, SERVER_SIDE_TAG } from '../http/route-docs.js';
-
-/** Room for the most tokens of the longest kind, quoted and separated (more → 413). */
-const VALIDATE_BODY_LIMIT_BYTES = MAX_VALIDATE_TOKENS * (MAX_VALIDATE_TOKEN_LENGTH + 3) + 64;
 
 export interface EdgeValidateRouteOptions {
   readonly validator: TokenValidator;
@@ -34,7 +30,7 @@ export function edgeValidateRoutes(
   app.withTypeProvider<JsonSchemaToTsProvider>().post(
     '/edge/validate',
     {
-      bodyLimit: VALIDATE_BODY_LIMIT_BYTES,
+      bodyLimit: MAX_VALIDATE_BODY_BYTES,
       config: { beforeReady: true },
       schema: {
         summary:

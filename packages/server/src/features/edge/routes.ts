@@ -3,15 +3,11 @@ import {
   type EdgeValidatedTokens,
   edgeValidatedTokensSchema,
   edgeValidateRequestSchema,
-  MAX_VALIDATE_TOKEN_LENGTH,
-  MAX_VALIDATE_TOKENS,
+  MAX_VALIDATE_BODY_BYTES,
 } from '@flags/schemas';
 import type { FastifyInstance } from 'fastify';
 import { ApiError } from '../../errors.js';
 import type { TokenStore } from '../api-tokens/token-store.js';
-
-/** Room for the most tokens of the longest kind, quoted and separated (more → 413). */
-const VALIDATE_BODY_LIMIT_BYTES = MAX_VALIDATE_TOKENS * (MAX_VALIDATE_TOKEN_LENGTH + 3) + 64;
 
 export interface EdgeValidateOptions {
   /** Largest request body of ordinary routes; this route never takes more. */
@@ -36,7 +32,7 @@ export function edgeValidateRoutes(
   app.withTypeProvider<JsonSchemaToTsProvider>().post(
     '/edge/validate',
     {
-      bodyLimit: Math.min(options.bodyLimitBytes, VALIDATE_BODY_LIMIT_BYTES),
+      bodyLimit: Math.min(options.bodyLimitBytes, MAX_VALIDATE_BODY_BYTES),
       config: {
         rateLimit: {
           max: options.requestsPerMinute,
