@@ -420,6 +420,8 @@ describe('environments brought in by client tokens', () => {
       const second = await start({ backupDir: dir }, down);
       try {
         await waitFor(() => second.proxy.environments.ready);
+        // The token backup is read beside the environments' (readiness does not wait for it).
+        await waitFor(() => typeof second.proxy.validator?.known(PROD_FRONTEND) === 'object');
         const prod = await call(second, 'GET', '/api/frontend', PROD_FRONTEND);
         assert.equal(prod.status, 200, 'the validated token is known from the backup');
         assert.deepEqual(names(prod), ['prod-billing', 'prod-default']);
