@@ -6,7 +6,13 @@ import type { Environment, Environments } from '../sync/environments.js';
 import { KeyTable } from './client-keys.js';
 import { replyUnauthorized } from './require-key.js';
 import type { TokenStatus, TokenValidator } from './token-validator.js';
-import { parseUnleashToken, projectsOf, type TokenInfo, type TokenType } from './unleash-token.js';
+import {
+  parseUnleashToken,
+  projectsOf,
+  sameProjects,
+  type TokenInfo,
+  type TokenType,
+} from './unleash-token.js';
 
 declare module 'fastify' {
   interface FastifyRequest {
@@ -250,11 +256,7 @@ export class Authorizer {
     const { environments } = this.options;
     const served =
       grant.environment === undefined ? environments.default : environments.get(grant.environment);
-    return (
-      served === environment &&
-      grant.projects.length === projects.length &&
-      grant.projects.every((project, i) => project === projects[i])
-    );
+    return served === environment && sameProjects(grant.projects, projects);
   }
 
   /** The grant of a configured key, or of a token the validator has confirmed (asking no one). */

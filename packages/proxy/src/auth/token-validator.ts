@@ -1,6 +1,6 @@
 import type { Logger } from '../config/options.js';
 import type { UpstreamClient } from '../sync/http-client.js';
-import { type TokenInfo, tokenType } from './unleash-token.js';
+import { sameProjects, type TokenInfo, tokenType } from './unleash-token.js';
 
 /** What the validator knows of a token: confirmed, refused, or not (yet) known. */
 export type TokenStatus = TokenInfo | 'invalid' | 'unknown';
@@ -260,10 +260,7 @@ export class TokenValidator {
 
 function sameInfo(a: TokenInfo, b: TokenInfo): boolean {
   return (
-    a.type === b.type &&
-    a.environment === b.environment &&
-    a.projects.length === b.projects.length &&
-    a.projects.every((project, i) => project === b.projects[i])
+    a.type === b.type && a.environment === b.environment && sameProjects(a.projects, b.projects)
   );
 }
 

@@ -50,6 +50,11 @@ export function projectsOf(parsed: ParsedToken): readonly string[] | undefined {
   return parsed.projects === '[]' ? undefined : [parsed.projects];
 }
 
+/** Whether two project lists are the same, in the same order (validated lists are sorted). */
+export function sameProjects(a: readonly string[], b: readonly string[]): boolean {
+  return a.length === b.length && a.every((project, i) => project === b[i]);
+}
+
 /** Whether `projects` covers every project. */
 export function allProjects(projects: readonly string[]): boolean {
   return projects.includes('*');

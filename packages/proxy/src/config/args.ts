@@ -11,7 +11,7 @@ function variableNames(): ReadonlySet<string> {
  * `--upstream-url=<url>`) for the variable `UPSTREAM_URL`, a bare `--strict` for `STRICT=true`.
  * Every variable this command reads can be given so (Edge's options are its variables' names in
  * kebab case). Returns them as variables, to be read with (and over) the environment's; throws a
- * `ConfigError` naming every option it does not know or that lacks its value.
+ * `ConfigError` naming every option it does not know.
  */
 export function variablesFromArgs(args: readonly string[]): Record<string, string> {
   const known = variableNames();
