@@ -1,7 +1,7 @@
 import type { Context } from '@flags/schemas';
 import { ProxyError } from '../errors.js';
 
-/** Top-level context fields; any other top-level field is a property. */
+/** Top-level context fields of a body; any other top-level field is a property. */
 const KNOWN = new Set([
   'appName',
   'environment',
@@ -87,43 +87,113 @@ function setKnown(context: Context, key: string, value: string | undefined): voi
   }
 }
 
+/** The bit of each top-level field in `QueryFields.given`; 0 for any other parameter. */
+function knownBit(key: string): number {
+  switch (key) {
+    case 'appName':
+      return 1;
+    case 'environment':
+      return 2;
+    case 'userId':
+      return 4;
+    case 'sessionId':
+      return 8;
+    case 'remoteAddress':
+      return 16;
+    case 'currentTime':
+      return 32;
+    default:
+      return 0;
+  }
+}
+
+function repeated(key: string): ProxyError {
+  return new ProxyError('BAD_CONTEXT', [`query parameter "${key}" must be given once`]);
+}
+
 /**
- * Builds the engine context from a parsed query string (`GET /proxy`): known fields at the top,
- * `properties[name]=value` and every other parameter as properties. A repeated parameter is a 400.
+ * A context as query parameters give it, one decoded parameter at a time: known fields at the top,
+ * `properties[name]=value` and every other parameter as properties; an empty value is no value,
+ * and a repeated parameter is a 400 (`BAD_CONTEXT`).
+ */
+export class QueryFields {
+  private readonly context: Context = {};
+  private properties: Properties | undefined;
+  private rest: Properties | undefined;
+  private time: string | undefined;
+  /** The known fields given so far (`knownBit`). */
+  private given = 0;
+  /** Parameters given but not kept (empty, or a forbidden name), by key: a repeat is still a 400. */
+  private dropped: Properties | undefined;
+
+  /** The parameter `key` with the value `raw`. */
+  add(key: string, raw: string): void {
+    if (key.startsWith('properties[') && key.endsWith(']')) {
+      this.addProperty(key.slice(11, -1), raw);
+      return;
+    }
+    if (key === 'properties') {
+      throw new ProxyError('BAD_CONTEXT', ['"properties" must be given as properties[name]=value']);
+    }
+    const value = raw === '' ? undefined : raw;
+    const bit = knownBit(key);
+    if (bit !== 0) {
+      if ((this.given & bit) !== 0) throw repeated(key);
+      this.given |= bit;
+      if (key === 'currentTime') this.time = value;
+      else setKnown(this.context, key, value);
+    } else if (this.rest?.[key] !== undefined || this.dropped?.[key] !== undefined) {
+      throw repeated(key);
+    } else if (FORBIDDEN.has(key) || value === undefined) {
+      this.drop(key);
+    } else {
+      this.rest ??= newProperties();
+      this.rest[key] = value;
+    }
+  }
+
+  /** The parameter `properties[name]` with the value `raw`. */
+  addProperty(name: string, raw: string): void {
+    if (
+      this.properties?.[name] !== undefined ||
+      (this.dropped !== undefined && this.dropped[`properties[${name}]`] !== undefined)
+    )
+      throw repeated(`properties[${name}]`);
+    if (name === '' || FORBIDDEN.has(name) || raw === '') this.drop(`properties[${name}]`);
+    else {
+      this.properties ??= newProperties();
+      this.properties[name] = raw;
+    }
+  }
+
+  private drop(key: string): void {
+    this.dropped ??= newProperties();
+    this.dropped[key] = '';
+  }
+
+  /** The context of the parameters given, completed with the request's address and the defaults. */
+  finish(ip: string, defaults: ContextDefaults): Context {
+    return finish(this.context, this.time, this.properties, this.rest, ip, defaults);
+  }
+}
+
+/**
+ * Builds the engine context from a parsed query string (`GET /proxy`, see `QueryFields`); a
+ * parameter the parser saw twice (an array) is a 400.
  */
 export function contextFromQuery(
   query: Readonly<Record<string, string | string[] | undefined>>,
   ip: string,
   defaults: ContextDefaults,
 ): Context {
-  const context: Context = {};
-  let properties: Properties | undefined;
-  let rest: Properties | undefined;
-  let time: string | undefined;
+  const fields = new QueryFields();
   for (const key in query) {
     const raw = query[key];
     if (raw === undefined) continue;
-    if (typeof raw !== 'string') {
-      throw new ProxyError('BAD_CONTEXT', [`query parameter "${key}" must be given once`]);
-    }
-    const value = raw === '' ? undefined : raw;
-    if (key.startsWith('properties[') && key.endsWith(']')) {
-      const name = key.slice(11, -1);
-      if (name === '' || FORBIDDEN.has(name) || value === undefined) continue;
-      properties ??= newProperties();
-      properties[name] = value;
-    } else if (key === 'properties') {
-      throw new ProxyError('BAD_CONTEXT', ['"properties" must be given as properties[name]=value']);
-    } else if (key === 'currentTime') {
-      time = value;
-    } else if (KNOWN.has(key)) {
-      setKnown(context, key, value);
-    } else if (!FORBIDDEN.has(key) && value !== undefined) {
-      rest ??= newProperties();
-      rest[key] = value;
-    }
+    if (typeof raw !== 'string') throw repeated(key);
+    fields.add(key, raw);
   }
-  return finish(context, time, properties, rest, ip, defaults);
+  return fields.finish(ip, defaults);
 }
 
 /** Builds the engine context from a `POST /proxy` body's `context` object. */

@@ -1,11 +1,10 @@
 import type { IncomingMessage, Server, ServerResponse } from 'node:http';
 import type { Context } from '@flags/schemas';
-import { parse as parseQuery } from 'fast-querystring';
 import type { Authorizer, KeyReader } from '../auth/access.js';
 import { type ProxyConfig, trustsForwardedAddress } from '../config/load.js';
 import type { Enrichers } from '../context/enrichers.js';
 import type { ContextDefaults } from '../context/from-request.js';
-import { contextFromQuery } from '../context/from-request.js';
+import { contextFromQueryString } from '../context/query-string.js';
 import type { ProxyMetrics } from '../prometheus.js';
 import { type EvaluationFlavour, requestKey } from '../routes/frontend.js';
 import { ifNoneMatchHits } from './conditional.js';
@@ -106,13 +105,16 @@ export class EvaluationFront {
   }
 
   /**
-   * The context in the query, parsed as Fastify's router parses it; `undefined` when the routes
-   * refuse it (a repeated parameter: they answer 400).
+   * The context in the query, read as the routes read it; `undefined` when they refuse it (a
+   * repeated parameter: they answer 400).
    */
   private context(url: string, queryAt: number, ip: string): Context | undefined {
-    const text = queryAt < 0 ? '' : url.slice(queryAt + 1);
     try {
-      return contextFromQuery(text === '' ? {} : parseQuery(text), ip, this.parts.defaults);
+      return contextFromQueryString(
+        queryAt < 0 ? '' : url.slice(queryAt + 1),
+        ip,
+        this.parts.defaults,
+      );
     } catch {
       return undefined;
     }
