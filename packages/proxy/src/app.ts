@@ -7,6 +7,7 @@ import type { ProxyConfig } from './config/load.js';
 import type { ContextEnricher, Logger } from './config/options.js';
 import { Enrichers } from './context/enrichers.js';
 import { installErrorHandler } from './errors.js';
+import { addressFilterFor, installAddressFilter } from './http/address-filter.js';
 import { keyedAnswerHeaders } from './http/cache-headers.js';
 import { StateRevisions } from './http/context-etag.js';
 import { installCors } from './http/cors.js';
@@ -78,6 +79,8 @@ export async function buildApp(config: ProxyConfig, deps: AppDeps): Promise<Fast
 
   installErrorHandler(app, log);
   installRequestStart(app);
+  const addresses = addressFilterFor(config);
+  if (addresses !== undefined) installAddressFilter(app, addresses);
   await installCors(app, config.cors);
   installReadiness(
     app,
@@ -294,6 +297,7 @@ export async function buildApp(config: ProxyConfig, deps: AppDeps): Promise<Fast
     readKey: inHeader,
     metrics,
     mounts,
+    addresses,
   });
   if (front !== undefined) installEvaluationFront(app.server, front);
   app.decorate('evaluationFront', front);

@@ -42,6 +42,11 @@ export const errorCatalogue = {
     message:
       'This token type cannot be used here: frontend tokens and client keys on the frontend API, client tokens on the client API.',
   },
+  ADDRESS_NOT_ALLOWED: {
+    status: 403,
+    name: 'ForbiddenError',
+    message: 'This proxy does not answer requests from this address (`allowList`, `denyList`).',
+  },
   ENVIRONMENT_NOT_SERVED: {
     status: 403,
     name: 'InvalidTokenError',

@@ -97,6 +97,8 @@ function resolve(options: Options) {
     logLevel: options.logLevel,
     customStrategies: options.customStrategies ?? [],
     trustProxy: options.trustProxy,
+    allowList: Object.freeze([...options.allowList]),
+    denyList: Object.freeze([...options.denyList]),
     /** The request address, never the caller's `remoteAddress`, goes into evaluation contexts. */
     ignoreCallerRemoteAddress:
       options.ignoreCallerRemoteAddress ?? trustsForwardedAddress(options.trustProxy),

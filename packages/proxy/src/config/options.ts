@@ -402,12 +402,24 @@ export const proxySchema = Type.Object(
         doc: '`true`/`false`, or comma-separated IPs/CIDRs (or `loopback`, `linklocal`, `uniquelocal`) whose `X-Forwarded-For` is trusted for the caller address.',
       },
     ),
+    allowList: option(Type.Array(Type.String({ format: 'proxy-address' })), {
+      env: ['FLAGS_ALLOW_LIST', 'ALLOW_LIST'],
+      fromEnv: splitList,
+      default: [],
+      doc: 'Comma-separated IPs/CIDRs (or `loopback`, `linklocal`, `uniquelocal`): only callers at these addresses are answered, on every route, health included; others get 403. The address is the request’s (with `trustProxy`, the forwarded one). Empty: every address.',
+    }),
+    denyList: option(Type.Array(Type.String({ format: 'proxy-address' })), {
+      env: ['FLAGS_DENY_LIST', 'DENY_LIST'],
+      fromEnv: splitList,
+      default: [],
+      doc: 'Comma-separated IPs/CIDRs (or `loopback`, `linklocal`, `uniquelocal`) whose callers get 403 on every route; wins over `allowList`.',
+    }),
     ignoreCallerRemoteAddress: option(Type.Boolean(), {
       env: ['PROXY_IGNORE_CALLER_REMOTE_ADDRESS'],
       doc: '`true`: a `remoteAddress` the caller sends (query, body, OFREP context) is ignored and the request address is used, so callers cannot pass IP-restricted flags. Default: `true` when `trustProxy` is set, else `false` (without it, behind a load balancer, the request address is the balancer’s and callers had to send theirs, as with Unleash Proxy).',
     }),
     clientKeysHeaderName: option(Type.String(), {
-      env: ['CLIENT_KEY_HEADER_NAME'],
+      env: ['CLIENT_KEY_HEADER_NAME', 'TOKEN_HEADER'],
       default: 'authorization',
       doc: 'Request header that carries the client key.',
     }),

@@ -7,6 +7,7 @@ import type { ContextDefaults } from '../context/from-request.js';
 import { contextFromQueryString } from '../context/query-string.js';
 import type { ProxyMetrics } from '../prometheus.js';
 import { type EvaluationFlavour, requestKey } from '../routes/frontend.js';
+import type { AddressFilter } from './address-filter.js';
 import { ifNoneMatchHits } from './conditional.js';
 import { fixedCorsHeaders } from './cors.js';
 import { NOSNIFF } from './hooks.js';
@@ -83,8 +84,10 @@ export class EvaluationFront {
     const presented = parts.readKey(request);
     if (presented === undefined || presented === '' || !parts.state.ready) return false;
     const compiled = parts.authorizer.frontendServed(presented);
-    const ip = request.socket.remoteAddress;
+    const { socket } = request;
+    const ip = socket.remoteAddress;
     if (compiled === undefined || ip === undefined) return false;
+    if (parts.addresses !== undefined && !parts.addresses.allowsConnection(socket)) return false;
     const { writer } = parts;
     const { flavour } = route;
     const key = requestKey(compiled, 'query', false, flavour, ip, url);
@@ -178,6 +181,8 @@ export interface EvaluationParts {
   readonly headers: Readonly<Record<string, string>>;
   /** The mounts of the frontend routes (`/proxy`, `/api/frontend`, `/api/proxy`). */
   readonly mounts: readonly { readonly mount: string; readonly flavour: EvaluationFlavour }[];
+  /** The routes' address filter, if any: a refused address is left to them (403). */
+  readonly addresses: AddressFilter | undefined;
 }
 
 /**
