@@ -84,12 +84,16 @@ export async function createProxy(
   const upstream = createUpstreamClient(config);
   // The file and Redis providers are ours to close; an in-code provider belongs to its caller.
   const storage = tracked(storageOf(config, log), config.storageProvider === undefined);
+  // The validated tokens read back from their backup (below). An environment's backup is not
+  // served before them: a request right then, with the upstream down, would find its token
+  // unchecked (401). Both come from one store, so this waits no longer than the backup itself.
+  let tokensRead: Promise<unknown> = Promise.resolve();
   // A backup only bridges the time until an environment's first upstream sync.
   const restore = (environment: Environment) => {
     if (storage === undefined) return;
     const key = backupKey(config, environment.name);
     saveSnapshots(environment.state, storage, key, log);
-    void loadBackup(environment.state, storage, key, log).then((applied) => {
+    void loadBackup(environment.state, storage, key, log, tokensRead).then((applied) => {
       if (applied) environment.poller.markReady();
     });
   };
@@ -160,17 +164,17 @@ export async function createProxy(
     clock: environments.default.poller,
   });
   const defaultEnvironment = environments.default;
-  for (const environment of environments.all()) restore(environment);
   if (storage !== undefined && validator !== undefined) {
     const key = tokensKey(config);
     saveTokens(validator, storage, key, log);
     // Client tokens that brought in environments before the restart bring them in again.
-    void loadTokens(validator, storage, key, log).then(() => {
+    tokensRead = loadTokens(validator, storage, key, log).then(() => {
       if (config.strictTokens) return;
       for (const { info } of validator.records())
         if (info?.type === 'client') environments.add(info.environment, info.token, info.projects);
     });
   }
+  for (const environment of environments.all()) restore(environment);
   environments.start();
   void loadBootstrap(config, defaultEnvironment.state, upstream, log).then((applied) => {
     if (applied) defaultEnvironment.poller.markReady();

@@ -420,8 +420,6 @@ describe('environments brought in by client tokens', () => {
       const second = await start({ backupDir: dir }, down);
       try {
         await waitFor(() => second.proxy.environments.ready);
-        // The token backup is read beside the environments' (readiness does not wait for it).
-        await waitFor(() => typeof second.proxy.validator?.known(PROD_FRONTEND) === 'object');
         const prod = await call(second, 'GET', '/api/frontend', PROD_FRONTEND);
         assert.equal(prod.status, 200, 'the validated token is known from the backup');
         assert.deepEqual(names(prod), ['prod-billing', 'prod-default']);
@@ -433,6 +431,41 @@ describe('environments brought in by client tokens', () => {
       }
     } finally {
       await rm(dir, { recursive: true, force: true });
+    }
+  });
+
+  it('becomes ready from a backup only once the validated tokens are read back too', async () => {
+    const saved = new Map<string, unknown>();
+    const memory = {
+      get: async (key: string) => saved.get(key),
+      set: async (key: string, value: unknown) => {
+        saved.set(key, value);
+      },
+    };
+    const first = await start({ storageProvider: memory } as ProxyOptions);
+    await waitFor(() => first.proxy.environments.ready);
+    assert.equal((await call(first, 'GET', '/api/frontend', PROD_FRONTEND)).status, 200);
+    await waitFor(() => [...saved.keys()].some((key) => key.startsWith('flags-proxy-tokens-')));
+    await first.close();
+
+    const down = edgeUpstream();
+    down.failing = true;
+    // A store that gives the token backup back last: a request at readiness must find the token.
+    const slow = {
+      get: async (key: string) => {
+        if (key.startsWith('flags-proxy-tokens-')) await new Promise((r) => setTimeout(r, 300));
+        return saved.get(key);
+      },
+      set: async () => {},
+    };
+    const second = await start({ storageProvider: slow } as ProxyOptions, down);
+    try {
+      await waitFor(() => second.proxy.environments.ready);
+      const prod = await call(second, 'GET', '/api/frontend', PROD_FRONTEND);
+      assert.equal(prod.status, 200, prod.text);
+      assert.deepEqual(names(prod), ['prod-billing', 'prod-default']);
+    } finally {
+      await second.close();
     }
   });
 

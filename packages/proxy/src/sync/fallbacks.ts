@@ -127,14 +127,18 @@ function applyIfNotReady(
   return true;
 }
 
+/** Serves the payload saved under `key` until the first upstream sync; whether it was applied. */
 export async function loadBackup(
   state: ProxyState,
   provider: StorageProvider,
   key: string,
   log: Logger,
+  /** Applied only once this has settled too (read meanwhile). */
+  after: Promise<unknown> = Promise.resolve(),
 ): Promise<boolean> {
   try {
-    return applyIfNotReady(state, await provider.get(key), 'backup', log);
+    const [payload] = await Promise.all([provider.get(key), after]);
+    return applyIfNotReady(state, payload, 'backup', log);
   } catch (error) {
     log.warn(
       { err: error instanceof Error ? error.message : String(error) },
