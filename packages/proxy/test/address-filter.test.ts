@@ -1,9 +1,11 @@
 import assert from 'node:assert/strict';
+import type { AddressInfo } from 'node:net';
 import { describe, it } from 'node:test';
-import { loadConfig } from '@flags/proxy';
+import { createProxy, loadConfig } from '@flags/proxy';
 import { request } from 'undici';
 import { smallPayload } from './fixtures/small.js';
-import { CLIENT_KEY, type Listening, startProxy, waitFor } from './helpers/proxy.js';
+import { FakeUpstream } from './helpers/fake-upstream.js';
+import { API_TOKEN, CLIENT_KEY, type Listening, startProxy, waitFor } from './helpers/proxy.js';
 
 /**
  * `allowList` and `denyList` (Unleash Edge's `ALLOW_LIST` and `DENY_LIST`): over real sockets, so
@@ -76,6 +78,46 @@ describe('address lists', () => {
         // The socket's own address is not on the list.
         assertRefused(await get(running, '/proxy'));
       },
+    );
+  });
+
+  it('trusts the forwarded address of PROXY_TRUSTED_SERVERS only, as Unleash Edge reads TRUST_PROXY=true with it', async () => {
+    const upstream = new FakeUpstream(smallPayload);
+    await upstream.start();
+    // The proxy's own sender (loopback) is not a trusted server: its X-Forwarded-For is not read.
+    const proxy = await createProxy(
+      {
+        flagsUrl: upstream.url,
+        flagsApiToken: API_TOKEN,
+        clientKeys: [CLIENT_KEY],
+        refreshInterval: 50,
+      },
+      { TRUST_PROXY: 'true', PROXY_TRUSTED_SERVERS: '192.0.2.1', ALLOW_LIST: '203.0.113.0/24' },
+    );
+    try {
+      assert.deepEqual(proxy.config.trustProxy, ['192.0.2.1']);
+      await proxy.app.listen({ port: 0, host: '127.0.0.1' });
+      await waitFor(() => proxy.environments.ready);
+      const { port } = proxy.app.server.address() as AddressInfo;
+      const response = await request(`http://127.0.0.1:${port}/proxy`, {
+        headers: { authorization: CLIENT_KEY, 'x-forwarded-for': '203.0.113.7' },
+      });
+      assertRefused({ status: response.statusCode, body: await response.body.text() });
+    } finally {
+      await proxy.app.close();
+      await upstream.stop();
+    }
+    const base = {
+      FLAGS_URL: 'http://upstream.test/api',
+      FLAGS_API_TOKEN: 't',
+      FLAGS_PROXY_CLIENT_KEYS: 'k',
+    };
+    // Without TRUST_PROXY=true, Edge trusts no sender whatever the list says.
+    assert.equal(loadConfig({ ...base, PROXY_TRUSTED_SERVERS: '10.0.0.0/8' }).trustProxy, false);
+    assert.deepEqual(
+      loadConfig({ ...base, TRUST_PROXY: 'TRUE', PROXY_TRUSTED_SERVERS: '10.0.0.0/8, ::1' })
+        .trustProxy,
+      ['10.0.0.0/8', '::1'],
     );
   });
 

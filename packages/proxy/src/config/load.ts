@@ -155,5 +155,19 @@ export type TagFilter = ProxyConfig['tags'][number];
  * Throws a `ConfigError` naming every problem.
  */
 export function loadConfig(env: Environment, overrides: ProxyOptions = {}): ProxyConfig {
-  return resolve(proxyConfig.load(env, overrides));
+  return resolve(proxyConfig.load(withTrustedServers(env), overrides));
+}
+
+/**
+ * Unleash Edge's `PROXY_TRUSTED_SERVERS` narrows its `TRUST_PROXY=true` to those addresses, and
+ * means nothing without it: read so (`trustProxy` then holds the addresses), never as trusting
+ * every sender's `X-Forwarded-For`, which would let any caller choose its address.
+ */
+function withTrustedServers(env: Environment): Environment {
+  const servers = env.PROXY_TRUSTED_SERVERS;
+  if (servers === undefined || servers.trim() === '') return env;
+  const { PROXY_TRUSTED_SERVERS: _, ...rest } = env;
+  return rest.TRUST_PROXY?.trim().toLowerCase() === 'true'
+    ? { ...rest, TRUST_PROXY: servers }
+    : rest;
 }

@@ -396,7 +396,14 @@ export const proxySchema = Type.Object(
         },
       ),
       {
-        env: ['TRUST_PROXY'],
+        env: [
+          'TRUST_PROXY',
+          {
+            name: 'PROXY_TRUSTED_SERVERS',
+            note: 'with `TRUST_PROXY=true`: the only senders trusted, as Edge reads it',
+            fromEnv: splitList,
+          },
+        ],
         default: false,
         fromEnv: trustProxyFromEnv,
         doc: '`true`/`false`, or comma-separated IPs/CIDRs (or `loopback`, `linklocal`, `uniquelocal`) whose `X-Forwarded-For` is trusted for the caller address.',
