@@ -9,6 +9,7 @@ import { Enrichers } from './context/enrichers.js';
 import { installErrorHandler } from './errors.js';
 import { addressFilterFor, installAddressFilter } from './http/address-filter.js';
 import { keyedAnswerHeaders } from './http/cache-headers.js';
+import { installCompression } from './http/compression.js';
 import { StateRevisions } from './http/context-etag.js';
 import { installCors } from './http/cors.js';
 import { evaluationFrontFor, installEvaluationFront } from './http/evaluation-front.js';
@@ -82,6 +83,7 @@ export async function buildApp(config: ProxyConfig, deps: AppDeps): Promise<Fast
   const addresses = addressFilterFor(config);
   if (addresses !== undefined) installAddressFilter(app, addresses);
   await installCors(app, config.cors);
+  if (config.compression) await installCompression(app);
   installReadiness(
     app,
     environments,

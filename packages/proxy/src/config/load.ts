@@ -97,6 +97,7 @@ function resolve(options: Options) {
     logLevel: options.logLevel,
     customStrategies: options.customStrategies ?? [],
     trustProxy: options.trustProxy,
+    compression: options.compression,
     allowList: Object.freeze([...options.allowList]),
     denyList: Object.freeze([...options.denyList]),
     /** The request address, never the caller's `remoteAddress`, goes into evaluation contexts. */

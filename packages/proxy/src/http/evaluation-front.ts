@@ -188,7 +188,7 @@ export interface EvaluationParts {
 /**
  * The front of an app's evaluation routes, or `undefined` where the routes do what it does not
  * (see `EvaluationFront`): request logging, enrichers (the answers are not kept, and the context
- * is enriched asynchronously), `trustProxy` and an origin list.
+ * is enriched asynchronously), `trustProxy`, an origin list and compression.
  */
 export function evaluationFrontFor(
   config: ProxyConfig,
@@ -199,6 +199,7 @@ export function evaluationFrontFor(
     parts.debug ||
     !parts.enrichers.empty ||
     trustsForwardedAddress(config.trustProxy) ||
+    config.compression ||
     cors === undefined
   )
     return undefined;

@@ -1,0 +1,21 @@
+import fastifyCompress from '@fastify/compress';
+import type { FastifyInstance } from 'fastify';
+
+/** Answers smaller than this are sent as they are (Unleash Proxy's threshold). */
+const THRESHOLD_BYTES = 1024;
+
+/**
+ * `compression`: compresses answers over 1 KB in the encoding the caller prefers among br, gzip
+ * and deflate (`@fastify/compress`; zstd is left out, so that every Node version answers alike).
+ * Event streams are never compressed (the plugin skips `text/event-stream`, and the stream
+ * routes write to the socket themselves), and request bodies are read as before, never
+ * decompressed.
+ */
+export async function installCompression(app: FastifyInstance): Promise<void> {
+  await app.register(fastifyCompress, {
+    global: true,
+    globalDecompression: false,
+    threshold: THRESHOLD_BYTES,
+    encodings: ['br', 'gzip', 'deflate'],
+  });
+}

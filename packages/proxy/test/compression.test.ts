@@ -1,0 +1,90 @@
+import assert from 'node:assert/strict';
+import { after, before, describe, it } from 'node:test';
+import { brotliDecompressSync, gunzipSync } from 'node:zlib';
+import { request } from 'undici';
+import { realisticPayload } from './fixtures/realistic.js';
+import { CLIENT_KEY, type Listening, startProxy, waitFor } from './helpers/proxy.js';
+
+/** `compression`: answers over 1 KB in the encoding the caller accepts, over real sockets. */
+
+interface Raw {
+  readonly status: number;
+  readonly headers: Record<string, string | string[] | undefined>;
+  readonly body: Buffer;
+}
+
+async function raw(base: string, path: string, headers: Record<string, string>): Promise<Raw> {
+  const response = await request(`${base}${path}`, {
+    headers: { authorization: CLIENT_KEY, ...headers },
+  });
+  return {
+    status: response.statusCode,
+    headers: response.headers,
+    body: Buffer.from(await response.body.arrayBuffer()),
+  };
+}
+
+async function listening(compression: boolean): Promise<Listening> {
+  const run = await startProxy(
+    realisticPayload(200),
+    { compression, metricsInterval: 0 },
+    { listen: true },
+  );
+  await waitFor(() => run.proxy.environments.ready);
+  return run;
+}
+
+describe('compression', () => {
+  let on: Listening;
+  let off: Listening;
+  before(async () => {
+    [on, off] = await Promise.all([listening(true), listening(false)]);
+  });
+  after(async () => {
+    await Promise.all([on.close(), off.close()]);
+  });
+
+  it('compresses evaluation answers in the encoding accepted, to the same JSON and ETag', async () => {
+    const path = '/proxy?userId=user-1&properties[region]=eu';
+    const plain = await raw(on.base, path, {});
+    assert.equal(plain.status, 200);
+    assert.equal(plain.headers['content-encoding'], undefined);
+    assert.ok(plain.body.length > 1024);
+    const gzip = await raw(on.base, path, { 'accept-encoding': 'gzip' });
+    assert.equal(gzip.headers['content-encoding'], 'gzip');
+    assert.deepEqual(
+      JSON.parse(gunzipSync(gzip.body).toString()),
+      JSON.parse(plain.body.toString()),
+    );
+    assert.ok(
+      gzip.body.length * 3 < plain.body.length,
+      `${gzip.body.length} of ${plain.body.length}`,
+    );
+    assert.equal(gzip.headers.etag, plain.headers.etag);
+    assert.match(String(gzip.headers.vary), /accept-encoding/i);
+    const br = await raw(on.base, path, { 'accept-encoding': 'br;q=1, gzip;q=0.5' });
+    assert.equal(br.headers['content-encoding'], 'br');
+    assert.deepEqual(
+      JSON.parse(brotliDecompressSync(br.body).toString()),
+      JSON.parse(plain.body.toString()),
+    );
+    // A known ETag is still a 304, without a body.
+    const again = await raw(on.base, path, {
+      'accept-encoding': 'gzip',
+      'if-none-match': String(plain.headers.etag),
+    });
+    assert.equal(again.status, 304);
+    assert.equal(again.body.length, 0);
+  });
+
+  it('sends small answers as they are, and nothing compressed when it is off (the default)', async () => {
+    const small = await raw(on.base, '/proxy/health', { 'accept-encoding': 'gzip' });
+    assert.equal(small.status, 200);
+    assert.equal(small.headers['content-encoding'], undefined);
+    const plain = await raw(off.base, '/proxy?userId=user-1', { 'accept-encoding': 'gzip, br' });
+    assert.equal(plain.status, 200);
+    assert.equal(plain.headers['content-encoding'], undefined);
+    assert.ok(JSON.parse(plain.body.toString()).toggles.length > 0);
+    assert.equal(off.proxy.config.compression, false);
+  });
+});
