@@ -29,7 +29,7 @@ const PAYLOADS: ReadonlyArray<readonly [string, EnvironmentPayload]> = [
 ];
 
 /** An upstream that knows every token above but `withheld` (its feature requests get 401). */
-function edgeUpstream(withheld: readonly string[] = []): EdgeUpstream {
+function edgeUpstream(): EdgeUpstream {
   const upstream = new EdgeUpstream(new Map(PAYLOADS));
   const known = [
     [DEV_CLIENT, 'client', 'development', ['*']],
@@ -39,7 +39,7 @@ function edgeUpstream(withheld: readonly string[] = []): EdgeUpstream {
     [STAGING_CLIENT, 'client', 'staging', ['*']],
   ] as const;
   for (const [token, type, environment, projects] of known)
-    if (!withheld.includes(token)) upstream.tokens.set(token, { type, environment, projects });
+    upstream.tokens.set(token, { type, environment, projects });
   return upstream;
 }
 
@@ -104,8 +104,10 @@ function samples(families: Family[], name: string, label: string): Record<string
 
 describe('operations endpoints (/internal-backstage)', () => {
   it('health answers at once; ready names the startup environments without a snapshot until each has one', async () => {
-    const upstream = edgeUpstream([PROD_CLIENT]);
+    const upstream = edgeUpstream();
     upstream.failing = true;
+    // Production's feed keeps failing (not refused: a refused token would not hold readiness).
+    upstream.failingFor.add(PROD_CLIENT);
     const run = await start(upstream);
     try {
       const health = await run.get('/internal-backstage/health');
@@ -132,11 +134,7 @@ describe('operations endpoints (/internal-backstage)', () => {
       assert.equal(proxyHealth.status, 503, '/proxy/health keeps waiting for every environment');
       assert.equal(proxyHealth.text, 'Not Ready');
 
-      upstream.tokens.set(PROD_CLIENT, {
-        type: 'client',
-        environment: 'production',
-        projects: ['*'],
-      });
+      upstream.failingFor.delete(PROD_CLIENT);
       await waitFor(async () => (await run.get('/internal-backstage/ready')).status === 200);
       assert.deepEqual((await run.get('/internal-backstage/ready')).json(), { status: 'READY' });
       assert.equal((await run.get('/proxy/health')).text, 'ok');

@@ -30,6 +30,8 @@ export class EdgeUpstream extends UpstreamServer {
   reportStatus = 202;
   /** While `true`, every request is answered 503 (an upstream in trouble). */
   failing = false;
+  /** Tokens whose requests are answered 503 (the upstream in trouble for them only). */
+  readonly failingFor = new Set<string>();
 
   constructor(private readonly payloads: Map<string, EnvironmentPayload>) {
     super();
@@ -53,8 +55,9 @@ export class EdgeUpstream extends UpstreamServer {
     request.on('end', () => {
       const url = new URL(request.url ?? '/', 'http://upstream');
       const body = Buffer.concat(chunks).toString('utf8');
-      const status = this.failing ? 503 : this.answer(url, request, body, response);
-      if (this.failing) response.writeHead(503).end();
+      const failing = this.failing || this.failingFor.has(request.headers.authorization ?? '');
+      const status = failing ? 503 : this.answer(url, request, body, response);
+      if (failing) response.writeHead(503).end();
       this.requests.push({
         method: request.method ?? '',
         path: url.pathname,
