@@ -2,17 +2,21 @@
 // `npm run docs:config` writes them; test/readme.test.ts fails when a README differs.
 import { readFileSync } from 'node:fs';
 import { markdownTable, optionRows, replaceSection } from '@flags/config';
-import { proxySchema } from '@flags/proxy';
+import { offlineSchema, proxySchema } from '@flags/proxy';
 import { serverSchema } from '@flags/server';
 
 const proxy = optionRows(proxySchema);
+const offline = optionRows(offlineSchema);
 const server = optionRows(serverSchema);
 
 /** Each README's tables: marker name, rows, and the Default cell of an option without one. */
 const readmes = [
   {
     path: 'packages/proxy/README.md',
-    tables: [{ section: 'options', rows: proxy, noDefault: '' }],
+    tables: [
+      { section: 'options', rows: proxy, noDefault: '' },
+      { section: 'offline-options', rows: offline, noDefault: '' },
+    ],
   },
   {
     path: 'packages/server/README.md',

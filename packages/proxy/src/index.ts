@@ -33,6 +33,7 @@ export * from './building-blocks.js';
 export { ConfigError, loadConfig, type ProxyConfig } from './config/load.js';
 export type { ContextEnricher, Logger, ProxyOptions, StorageProvider } from './config/options.js';
 export { options as optionTable, proxySchema } from './config/options.js';
+export { offlineSchema } from './offline/options.js';
 export { CompiledState, ProxyState } from './state.js';
 export { FileBackup } from './sync/backup-file.js';
 export { RedisBackup } from './sync/backup-redis.js';

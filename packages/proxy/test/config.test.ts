@@ -770,9 +770,9 @@ describe('flags-proxy command', () => {
     const unknown = await runMain(REQUIRED, ['edge', '--upstream-url', 'http://x', '--frobnicate']);
     assert.equal(unknown.code, 1);
     assert.match(unknown.stderr, /unknown option --frobnicate/);
-    const command = await runMain(REQUIRED, ['offline']);
+    const command = await runMain(REQUIRED, ['hydrate']);
     assert.equal(command.code, 1);
-    assert.match(command.stderr, /unknown command "offline"/);
+    assert.match(command.stderr, /unknown command "hydrate"/);
     const bad = await runMain(REQUIRED, ['--features-refresh-interval-seconds', '0']);
     assert.equal(bad.code, 1);
     assert.match(bad.stderr, /FEATURES_REFRESH_INTERVAL_SECONDS must be greater than 0/);

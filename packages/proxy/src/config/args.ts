@@ -1,20 +1,23 @@
-import { ConfigError } from '@flags/config';
+import { ConfigError, type OptionRow } from '@flags/config';
 import { proxyConfig } from './options.js';
 
-/** Every environment variable the proxy reads. */
-function variableNames(): ReadonlySet<string> {
-  return new Set(proxyConfig.options.flatMap((row) => row.env));
+/** Every environment variable of `rows`. */
+function variableNames(rows: readonly OptionRow[]): ReadonlySet<string> {
+  return new Set(rows.flatMap((row) => row.env));
 }
 
 /**
  * Settings given on the command line, as Unleash Edge takes them: `--upstream-url <url>` (or
  * `--upstream-url=<url>`) for the variable `UPSTREAM_URL`, a bare `--strict` for `STRICT=true`.
- * Every variable this command reads can be given so (Edge's options are its variables' names in
- * kebab case). Returns them as variables, to be read with (and over) the environment's; throws a
+ * Every variable of `rows` (the options the command reads) can be given so (Edge's options are its
+ * variables' names in kebab case). Returns them as variables, to be read with (and over) the environment's; throws a
  * `ConfigError` naming every option it does not know.
  */
-export function variablesFromArgs(args: readonly string[]): Record<string, string> {
-  const known = variableNames();
+export function variablesFromArgs(
+  args: readonly string[],
+  rows: readonly OptionRow[] = proxyConfig.options,
+): Record<string, string> {
+  const known = variableNames(rows);
   const variables: Record<string, string> = {};
   const problems: string[] = [];
   for (let i = 0; i < args.length; i++) {
