@@ -32,7 +32,7 @@ function offlineToken(token: string, type: OfflineToken['type']): OfflineToken {
  * Unleash server would, from the bootstrap file instead of a database, so that the proxy serves it
  * with all its usual behaviour (tokens, environments and projects, ETags, readiness). It answers
  * `/api/client/features` to the configured client tokens (and to one made up for each
- * environment that only frontend tokens name, so that it is synced too), filtered by the token's
+ * environment that only Unleash-format frontend tokens name, so that it is synced too), filtered by the token's
  * projects; `/edge/validate` with the configured tokens it knows; usage reports and registrations
  * with 202, discarded. The file is read again every `reloadMs` (0: never); a read that fails is
  * logged and the last flags kept.
@@ -56,8 +56,10 @@ export class OfflineUpstream {
     for (const token of clientTokens) this.tokens.set(token, offlineToken(token, 'client'));
     const synced = new Set(clientTokens.map((token) => offlineToken(token, 'client').environment));
     const sync = [...clientTokens];
-    for (const { environment, type } of this.tokens.values()) {
-      if (type !== 'frontend' || synced.has(environment)) continue;
+    for (const { token: frontend, environment, type } of this.tokens.values()) {
+      // Plain frontend tokens are client keys, served from the first client token's environment.
+      if (type !== 'frontend' || parseUnleashToken(frontend) === undefined) continue;
+      if (synced.has(environment)) continue;
       synced.add(environment);
       // Never given out: only this upstream and the proxy know it.
       const token = `*:${environment}.offline-${randomBytes(24).toString('hex')}`;
