@@ -14,9 +14,10 @@ export const UPSTREAM_OPTIONS: ReadonlySet<string> = new Set(['flagsUrl', 'flags
 
 /**
  * The proxy's own options in offline mode: `upstream` as its upstream, synced with the client
- * tokens (and one for each environment only Unleash-format frontend tokens name); Unleash-format frontend tokens
- * pretrusted (they scope by environment and projects), others client keys; no usage reports (no
- * one to send them to); the file's changes picked up within a second of its reload.
+ * tokens (and one for each environment only Unleash-format frontend tokens name); Unleash-format
+ * frontend tokens pretrusted (they scope by environment and projects), others client keys; no
+ * usage reports (no one to send them to); the file's changes picked up within a second of its
+ * reload.
  */
 export function offlineProxyOptions(
   upstream: OfflineUpstream,

@@ -32,9 +32,9 @@ function offlineToken(token: string, type: OfflineToken['type']): OfflineToken {
  * Unleash server would, from the bootstrap file instead of a database, so that the proxy serves it
  * with all its usual behaviour (tokens, environments and projects, ETags, readiness). It answers
  * `/api/client/features` to the configured client tokens (and to one made up for each
- * environment that only Unleash-format frontend tokens name, so that it is synced too), filtered by the token's
- * projects; `/edge/validate` with the configured tokens it knows; usage reports and registrations
- * with 202, discarded. The file is read again every `reloadMs` (0: never); a read that fails is
+ * environment that only Unleash-format frontend tokens name, so that it is synced too), filtered
+ * by the token's projects; `/edge/validate` with the configured tokens it knows; usage reports and
+ * registrations with 202, discarded. The file is read again every `reloadMs` (0: never); a read that fails is
  * logged and the last flags kept.
  */
 export class OfflineUpstream {
