@@ -5,6 +5,8 @@ import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { fileURLToPath } from 'node:url';
 import { request } from 'undici';
+import { InMemStorageProvider, Unleash } from 'unleash-client';
+import { InMemoryStorageProvider, UnleashClient } from 'unleash-proxy-client';
 import {
   freePort,
   type SpawnedEntry,
@@ -122,6 +124,50 @@ describe('flags-proxy offline', () => {
       assert.equal((await get(command.base, '/api/frontend', unknown)).status, 403);
       assert.equal((await get(command.base, '/api/frontend', PROD_CLIENT)).status, 403);
     } finally {
+      await stop(command);
+    }
+  });
+
+  it('is read by the real SDKs: unleash-client with a client token, unleash-proxy-client with a frontend one', async () => {
+    const file = join(dir, 'sdk.json');
+    await writeFile(file, JSON.stringify(DOCUMENT));
+    const command = await started([], {
+      BOOTSTRAP_FILE: file,
+      CLIENT_TOKENS: PROD_CLIENT,
+      FRONTEND_TOKENS: DEV_FRONTEND,
+    });
+    const server = new Unleash({
+      url: `${command.base}/api`,
+      appName: 'offline-service',
+      customHeaders: { Authorization: PROD_CLIENT },
+      refreshInterval: 60_000,
+      disableMetrics: true,
+      storageProvider: new InMemStorageProvider(),
+      skipInstanceCountWarning: true,
+    });
+    server.on('error', () => {});
+    const browser = new UnleashClient({
+      url: `${command.base}/api/frontend`,
+      clientKey: DEV_FRONTEND,
+      appName: 'offline-web',
+      refreshInterval: 60,
+      disableMetrics: true,
+      storageProvider: new InMemoryStorageProvider(),
+      context: { userId: 'u1' },
+    });
+    try {
+      await new Promise<void>((resolve) => server.once('synchronized', () => resolve()));
+      assert.equal(server.isEnabled('checkout'), true);
+      assert.equal(server.isEnabled('invoices', { userId: 'u1' }), true);
+      assert.equal(server.isEnabled('invoices', { userId: 'u2' }), false);
+      assert.equal(server.isEnabled('retired'), false);
+      await browser.start();
+      assert.equal(browser.isEnabled('checkout'), true);
+      assert.equal(browser.isEnabled('invoices'), true);
+      assert.equal(browser.isEnabled('retired'), false);
+    } finally {
+      server.destroy();
+      browser.stop();
       await stop(command);
     }
   });
