@@ -268,5 +268,6 @@ describe('flags-proxy offline', () => {
     );
     assert.match(String(bootstrapFlags({ a: { variant: 'x' } })), /"a"/);
     assert.match(String(bootstrapFlags([1])), /no JSON object/);
+    assert.match(String(bootstrapFlags({ features: [{ enabled: true }] })), /\/features\/0/);
   });
 });

@@ -1,6 +1,7 @@
 import { readFile } from 'node:fs/promises';
 import { ConfigError } from '@flags/config';
 import type { ClientFeature, ClientFeatures } from '@flags/schemas';
+import { payloadProblem } from '../sync/validate.js';
 
 /**
  * The flags of an offline bootstrap file, as Unleash Edge reads it: a `/api/client/features`
@@ -31,7 +32,14 @@ export function bootstrapFlags(parsed: unknown): ClientFeatures | string {
   if (typeof parsed !== 'object' || parsed === null || Array.isArray(parsed))
     return 'holds no JSON object';
   const document = parsed as Record<string, unknown>;
-  if (Array.isArray(document.features)) return { version: 2, ...document } as ClientFeatures;
+  if (Array.isArray(document.features)) {
+    // Checked as the proxy checks an upstream's payload, which it would otherwise refuse later.
+    const flags = { version: 2, ...document };
+    const problem = payloadProblem(flags);
+    return problem === undefined
+      ? (flags as ClientFeatures)
+      : `is not a client-features document: ${problem}`;
+  }
   const features: ClientFeature[] = [];
   for (const [name, entry] of Object.entries(document)) {
     const { enabled, variant } = (entry ?? {}) as { enabled?: unknown; variant?: unknown };
