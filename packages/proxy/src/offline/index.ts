@@ -16,7 +16,7 @@ export const UPSTREAM_OPTIONS: ReadonlySet<string> = new Set(['flagsUrl', 'flags
  * The proxy's own options in offline mode: `upstream` as its upstream, synced with the client
  * tokens (and one for each environment only Unleash-format frontend tokens name); Unleash-format
  * frontend tokens pretrusted (they scope by environment and projects), others client keys; no
- * usage reports (no one to send them to); the file's changes picked up within a second of its
+ * usage reports (no one to send them to); the file's changes picked up within a second of a
  * reload.
  */
 export function offlineProxyOptions(
@@ -35,6 +35,7 @@ export function offlineProxyOptions(
     clientKeys:
       plain.length > 0 || syncedByUnleashToken ? plain : [randomBytes(32).toString('hex')],
     metricsInterval: 0,
-    refreshInterval: 1000,
+    // A file read once never changes: polled only as a matter of form.
+    refreshInterval: settings.reloadInterval > 0 ? 1000 : 60_000,
   };
 }

@@ -41,6 +41,8 @@ export class OfflineUpstream {
   private readonly server: Server;
   private readonly tokens = new Map<string, OfflineToken>();
   private flags: ClientFeatures;
+  /** The answer to each project list (joined), made once per read of the file. */
+  private readonly answers = new Map<string, { readonly body: string; readonly etag: string }>();
   private timer: NodeJS.Timeout | undefined;
   /** The client tokens the proxy syncs with: the configured ones, then one per frontend-only environment. */
   readonly syncTokens: readonly string[];
@@ -101,6 +103,7 @@ export class OfflineUpstream {
       readBootstrapFile(this.file).then(
         (flags) => {
           this.flags = flags;
+          this.answers.clear();
         },
         (error: unknown) =>
           log.warn(
@@ -135,23 +138,33 @@ export class OfflineUpstream {
       response.writeHead(401).end();
       return;
     }
-    const { projects } = known;
-    const flags = this.flags;
-    const visible = allProjects(projects)
-      ? flags
-      : {
-          ...flags,
-          features: flags.features.filter((feature) =>
-            projects.includes(feature.project ?? 'default'),
-          ),
-        };
-    const body = JSON.stringify(visible);
-    const etag = `"${createHash('sha256').update(body).digest('base64url').slice(0, 27)}"`;
+    const { body, etag } = this.answerFor(known.projects);
     if (request.headers['if-none-match'] === etag) {
       response.writeHead(304, { etag }).end();
       return;
     }
     response.writeHead(200, { 'content-type': 'application/json', etag }).end(body);
+  }
+
+  /** The file's flags in `projects`, as JSON, and their ETag. */
+  private answerFor(projects: readonly string[]): { readonly body: string; readonly etag: string } {
+    const scope = projects.join(',');
+    let answer = this.answers.get(scope);
+    if (answer === undefined) {
+      const flags = this.flags;
+      const visible = allProjects(projects)
+        ? flags
+        : {
+            ...flags,
+            features: flags.features.filter((feature) =>
+              projects.includes(feature.project ?? 'default'),
+            ),
+          };
+      const body = JSON.stringify(visible);
+      answer = { body, etag: `"${createHash('sha256').update(body).digest('base64url')}"` };
+      this.answers.set(scope, answer);
+    }
+    return answer;
   }
 
   private validate(request: IncomingMessage, response: ServerResponse): void {
