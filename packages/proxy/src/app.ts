@@ -3,7 +3,7 @@ import { Authorizer, pretrustedKeys } from './auth/access.js';
 import { EventCredentials } from './auth/event-credential.js';
 import { keyInHeader, ofrepKey } from './auth/require-key.js';
 import type { TokenValidator } from './auth/token-validator.js';
-import type { ProxyConfig } from './config/load.js';
+import { type ProxyConfig, trustsForwardedAddress } from './config/load.js';
 import type { ContextEnricher, Logger } from './config/options.js';
 import { Enrichers } from './context/enrichers.js';
 import { installErrorHandler } from './errors.js';
@@ -191,7 +191,10 @@ export async function buildApp(config: ProxyConfig, deps: AppDeps): Promise<Fast
   const registering = { ...reporting, config, upstream: deps.upstream, log };
   // Anyone can send these with the public client key: one budget per address for all of them.
   await app.register(async function reportRoutes(reports) {
-    await limitPerAddress(reports, config.reportsPerMinute);
+    await limitPerAddress(reports, config.reportsPerMinute, {
+      trustsForwarded: trustsForwardedAddress(config.trustProxy),
+      log,
+    });
     await reports.register(metricsRoutes, {
       ...reporting,
       paths: ['/proxy/client/metrics', '/proxy/all/client/metrics'],

@@ -389,6 +389,29 @@ describe('registrations and reports with the public client key', () => {
     }
   });
 
+  it('says once, when the limit is reached through a load balancer trustProxy does not name, how to fix it', async () => {
+    const run = await startProxy(smallPayload, { reportsPerMinute: 1, metricsInterval: 3_600_000 });
+    const metrics = JSON.stringify({ appName: 'web', bucket: { ...BUCKET, toggles: {} } });
+    const send = (headers: Record<string, string> = {}) =>
+      call(run, 'POST', '/proxy/client/metrics', {
+        headers: { authorization: CLIENT_KEY, 'content-type': 'application/json', ...headers },
+        body: metrics,
+      });
+    const warnings = () =>
+      run.log.lines.filter((line) => line.level === 'warn' && /TRUST_PROXY/.test(line.message));
+    try {
+      await run.proxy.poller.ready;
+      assert.equal((await send()).status, 200);
+      assert.equal((await send()).status, 429);
+      assert.equal(warnings().length, 0, 'a caller of its own: nothing to say');
+      for (let i = 0; i < 3; i++)
+        assert.equal((await send({ 'x-forwarded-for': `203.0.113.${i}` })).status, 429);
+      assert.equal(warnings().length, 1);
+    } finally {
+      await run.close();
+    }
+  });
+
   it('has no limit with reportsPerMinute 0', async () => {
     const run = await startProxy(smallPayload, { reportsPerMinute: 0, metricsInterval: 0 });
     try {

@@ -480,7 +480,7 @@ export const proxySchema = Type.Object(
     reportsPerMinute: option(Type.Integer({ minimum: 0 }), {
       env: ['PROXY_REPORT_RATE_LIMIT_PER_MINUTE'],
       default: 600,
-      doc: 'SDK registrations and usage reports (every `…/client/register`, `…/client/metrics` and `/api/client/metrics/bulk` route, together) accepted per client address and minute; more get 429. A browser sends about 2 a minute, so the default leaves room for ~300 browsers behind one address. `0` turns the limit off.',
+      doc: 'SDK registrations and usage reports (every `…/client/register`, `…/client/metrics` and `/api/client/metrics/bulk` route, together) accepted per client address and minute; more get 429. A browser sends about 2 a minute, so the default leaves room for ~300 browsers behind one address (behind a load balancer, set `trustProxy`, or all browsers share its address: a warning says so once the limit is reached by an address that sends `X-Forwarded-For`). `0` turns the limit off.',
     }),
     streamingMaxConnections: option(Type.Integer({ minimum: 0 }), {
       env: ['PROXY_STREAMING_MAX_CONNECTIONS'],
