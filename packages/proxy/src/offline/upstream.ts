@@ -34,8 +34,8 @@ function offlineToken(token: string, type: OfflineToken['type']): OfflineToken {
  * `/api/client/features` to the configured client tokens (and to one made up for each
  * environment that only Unleash-format frontend tokens name, so that it is synced too), filtered
  * by the token's projects; `/edge/validate` with the configured tokens it knows; usage reports and
- * registrations with 202, discarded. The file is read again every `reloadMs` (0: never); a read that fails is
- * logged and the last flags kept.
+ * registrations with 202, discarded. The file is read again every `reloadMs` (0: never); a read
+ * that fails is logged and the last flags kept.
  */
 export class OfflineUpstream {
   private readonly server: Server;
@@ -44,7 +44,7 @@ export class OfflineUpstream {
   /** The answer to each project list (joined), made once per read of the file. */
   private readonly answers = new Map<string, { readonly body: string; readonly etag: string }>();
   private timer: NodeJS.Timeout | undefined;
-  /** The client tokens the proxy syncs with: the configured ones, then one per frontend-only environment. */
+  /** The client tokens the proxy syncs with: the configured ones, then the made-up ones. */
   readonly syncTokens: readonly string[];
 
   private constructor(
