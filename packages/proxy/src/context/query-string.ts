@@ -66,7 +66,7 @@ export function contextFromQueryString(
   return fields.finish(ip, defaults);
 }
 
-/** A part of a query as fast-querystring decodes it: `+` a space, then escapes (kept if malformed). */
+/** A part of a query as fast-querystring decodes it: `+` a space, then escapes (kept if bad). */
 function decoded(part: string, plus: boolean, escaped: boolean): string {
   let out = plus ? part.replaceAll('+', ' ') : part;
   if (escaped) out = decodeComponent(out) || out;
