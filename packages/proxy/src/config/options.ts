@@ -413,7 +413,7 @@ export const proxySchema = Type.Object(
       env: ['FLAGS_ALLOW_LIST', 'ALLOW_LIST'],
       fromEnv: splitList,
       default: [],
-      doc: 'Comma-separated IPs/CIDRs (or `loopback`, `linklocal`, `uniquelocal`): only callers at these addresses are answered, on every route, health included; others get 403. The address is the request’s (with `trustProxy`, the forwarded one). Empty: every address.',
+      doc: 'Comma-separated IPs/CIDRs (or `loopback`, `linklocal`, `uniquelocal`): only callers at these addresses are answered, on every route, health included; others get 403 (add `loopback` for the `flags-proxy ready` and `health` probes run in the container). The address is the request’s (with `trustProxy`, the forwarded one). Empty: every address.',
     }),
     denyList: option(Type.Array(Type.String({ format: 'proxy-address' })), {
       env: ['FLAGS_DENY_LIST', 'DENY_LIST'],
