@@ -81,6 +81,16 @@ async function get(base: string, path: string, token: string) {
   return { status: response.statusCode, json: () => JSON.parse(text), text };
 }
 
+/** An offline proxy reading `file` again every second, with a client and a plain frontend token. */
+function reloading(file: string) {
+  return started([], {
+    BOOTSTRAP_FILE: file,
+    CLIENT_TOKENS: PROD_CLIENT,
+    FRONTEND_TOKENS: PLAIN_FRONTEND,
+    RELOAD_INTERVAL: '1',
+  });
+}
+
 const names = (list: { name: string }[]) => list.map((item) => item.name).sort();
 
 async function stop(command: Offline): Promise<void> {
@@ -178,12 +188,7 @@ describe('flags-proxy offline', () => {
       file,
       JSON.stringify({ banner: { enabled: true, variant: 'blue' }, beta: { enabled: false } }),
     );
-    const command = await started([], {
-      BOOTSTRAP_FILE: file,
-      CLIENT_TOKENS: PROD_CLIENT,
-      FRONTEND_TOKENS: PLAIN_FRONTEND,
-      RELOAD_INTERVAL: '1',
-    });
+    const command = await reloading(file);
     try {
       const first = await get(command.base, '/api/frontend', PLAIN_FRONTEND);
       assert.deepEqual(
@@ -210,12 +215,7 @@ describe('flags-proxy offline', () => {
   it('keeps serving the last flags when a reload finds the file broken', async () => {
     const file = join(dir, 'broken-later.json');
     await writeFile(file, JSON.stringify({ banner: { enabled: true } }));
-    const command = await started([], {
-      BOOTSTRAP_FILE: file,
-      CLIENT_TOKENS: PROD_CLIENT,
-      FRONTEND_TOKENS: PLAIN_FRONTEND,
-      RELOAD_INTERVAL: '1',
-    });
+    const command = await reloading(file);
     try {
       await writeFile(file, '{ not json');
       await waitFor(() => command.output().includes('could not be read again'), 10_000);

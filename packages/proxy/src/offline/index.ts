@@ -5,7 +5,6 @@ import type { ProxyOptions } from '../config/options.js';
 import type { offlineSchema } from './options.js';
 import type { OfflineUpstream } from './upstream.js';
 
-export { readBootstrapFile } from './bootstrap.js';
 export { offlineConfig, offlineSchema } from './options.js';
 export { OfflineUpstream } from './upstream.js';
 
