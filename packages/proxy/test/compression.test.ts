@@ -77,6 +77,31 @@ describe('compression', () => {
     assert.equal(again.body.length, 0);
   });
 
+  it('names every header once in Vary, Accept-Encoding among them', async () => {
+    const names = (vary: unknown) =>
+      String(vary)
+        .toLowerCase()
+        .split(/\s*,\s*/);
+    const evaluation = await raw(on.base, '/proxy?userId=user-1', { 'accept-encoding': 'gzip' });
+    const ofrep = await request(`${on.base}/ofrep/v1/evaluate/flags`, {
+      method: 'POST',
+      headers: {
+        authorization: CLIENT_KEY,
+        'accept-encoding': 'gzip',
+        'content-type': 'application/json',
+      },
+      body: JSON.stringify({ context: { targetingKey: 'user-1' } }),
+    });
+    await ofrep.body.dump();
+    assert.equal(evaluation.headers['content-encoding'], 'gzip');
+    assert.equal(ofrep.headers['content-encoding'], 'gzip');
+    for (const vary of [evaluation.headers.vary, ofrep.headers.vary]) {
+      const listed = names(vary);
+      assert.ok(listed.includes('accept-encoding'), String(vary));
+      assert.deepEqual(listed, [...new Set(listed)], String(vary));
+    }
+  });
+
   it('sends small answers as they are, and nothing compressed when it is off (the default)', async () => {
     const small = await raw(on.base, '/proxy/health', { 'accept-encoding': 'gzip' });
     assert.equal(small.status, 200);

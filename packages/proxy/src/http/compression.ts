@@ -1,4 +1,4 @@
-import type { FastifyInstance } from 'fastify';
+import type { FastifyInstance, onSendHookHandler } from 'fastify';
 
 /** Answers smaller than this are sent as they are (Unleash Proxy's threshold). */
 const THRESHOLD_BYTES = 1024;
@@ -19,4 +19,31 @@ export async function installCompression(app: FastifyInstance): Promise<void> {
     threshold: THRESHOLD_BYTES,
     encodings: ['br', 'gzip', 'deflate'],
   });
+  // The plugin adds `accept-encoding` to `Vary` unless it finds it in that spelling (the
+  // evaluation answers name it already, as `Accept-Encoding`), in an `onSend` hook it gives each
+  // route; this one comes after it.
+  app.addHook('onRoute', (route) => {
+    route.onSend = [...[route.onSend ?? []].flat(), varyNamedOnce];
+  });
+}
+
+const varyNamedOnce: onSendHookHandler = async (_request, reply, payload) => {
+  const vary = reply.getHeader('vary');
+  if (typeof vary === 'string') reply.header('vary', namedOnce(vary));
+  return payload;
+};
+
+/** A `Vary` value with each header named once, in its first spelling. */
+function namedOnce(vary: string): string {
+  const seen = new Set<string>();
+  return vary
+    .split(',')
+    .map((name) => name.trim())
+    .filter((name) => {
+      const key = name.toLowerCase();
+      if (seen.has(key)) return false;
+      seen.add(key);
+      return true;
+    })
+    .join(', ');
 }
