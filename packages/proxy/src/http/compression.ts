@@ -2,6 +2,13 @@ import type { FastifyInstance, onSendHookHandler } from 'fastify';
 
 /** Answers smaller than this are sent as they are (Unleash Proxy's threshold). */
 const THRESHOLD_BYTES = 1024;
+/**
+ * Answers up to this size are compressed in one synchronous call. The plugin's default on a
+ * 2-core machine is 8 KiB: above it each answer gets a compression stream of its own, which cost
+ * ~1 ms of CPU per 15 KB answer (200 flags) and ~90 MB of memory under load, against ~0.13 ms in
+ * one call. Evaluation answers stay far below this (~75 KB at 1,000 flags).
+ */
+const SYNC_THRESHOLD_BYTES = 512 * 1024;
 
 /**
  * `compression`: compresses answers over 1 KB in the encoding the caller prefers among br, gzip
@@ -17,6 +24,7 @@ export async function installCompression(app: FastifyInstance): Promise<void> {
     global: true,
     globalDecompression: false,
     threshold: THRESHOLD_BYTES,
+    syncThreshold: SYNC_THRESHOLD_BYTES,
     encodings: ['br', 'gzip', 'deflate'],
   });
   // The plugin adds `accept-encoding` to `Vary` unless it finds it in that spelling (the
