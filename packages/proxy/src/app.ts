@@ -83,6 +83,8 @@ export async function buildApp(config: ProxyConfig, deps: AppDeps): Promise<Fast
   const addresses = addressFilterFor(config);
   if (addresses !== undefined) installAddressFilter(app, addresses);
   await installCors(app, config.cors);
+  // Set by the evaluation routes for kept answers (`sendKept`), which compression keeps copies of.
+  app.decorateReply('sendsKeptBody', false);
   if (config.compression) await installCompression(app);
   installReadiness(
     app,

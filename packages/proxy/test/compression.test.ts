@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
-import { brotliDecompressSync, gunzipSync } from 'node:zlib';
+import { brotliDecompressSync, gunzipSync, inflateSync } from 'node:zlib';
 import { request } from 'undici';
 import { realisticPayload } from './fixtures/realistic.js';
 import { CLIENT_KEY, type Listening, startProxy, waitFor } from './helpers/proxy.js';
@@ -99,6 +99,41 @@ describe('compression', () => {
       const listed = names(vary);
       assert.ok(listed.includes('accept-encoding'), String(vary));
       assert.deepEqual(listed, [...new Set(listed)], String(vary));
+    }
+  });
+
+  it('keeps a compressed copy of a kept answer per encoding asked for, never sending one to another', async () => {
+    const path = '/proxy?userId=user-7&properties[region]=us';
+    const plain = await raw(on.base, path, {});
+    const decoded = (answer: Raw): unknown => {
+      const encoding = answer.headers['content-encoding'];
+      if (encoding === 'br') return JSON.parse(brotliDecompressSync(answer.body).toString());
+      if (encoding === 'gzip') return JSON.parse(gunzipSync(answer.body).toString());
+      if (encoding === 'deflate') return JSON.parse(inflateSync(answer.body).toString());
+      return JSON.parse(answer.body.toString());
+    };
+    // Several rounds: the answer is kept from its second request on, its copies after that.
+    for (let round = 0; round < 4; round++) {
+      for (const [accepted, expected] of [
+        ['gzip, deflate, br', 'br'],
+        ['gzip', 'gzip'],
+        ['deflate', 'deflate'],
+        ['identity', undefined],
+        ['br;q=0, gzip', 'gzip'],
+      ] as const) {
+        const answer = await raw(on.base, path, { 'accept-encoding': accepted });
+        assert.equal(answer.status, 200);
+        assert.equal(answer.headers['content-encoding'], expected, `${accepted}, round ${round}`);
+        assert.deepEqual(decoded(answer), JSON.parse(plain.body.toString()));
+        assert.equal(answer.headers.etag, plain.headers.etag);
+        assert.equal(Number(answer.headers['content-length']), answer.body.length);
+      }
+      const refused = await raw(on.base, path, {
+        'accept-encoding': 'gzip',
+        'x-no-compression': '1',
+      });
+      assert.equal(refused.headers['content-encoding'], undefined);
+      assert.deepEqual(JSON.parse(refused.body.toString()), JSON.parse(plain.body.toString()));
     }
   });
 

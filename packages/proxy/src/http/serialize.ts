@@ -2,6 +2,7 @@ import type { ServerResponse } from 'node:http';
 import type { Evaluation, EvaluationVisitor } from '@flags/engine';
 import type { Context } from '@flags/schemas';
 import type { FastifyReply, FastifyRequest } from 'fastify';
+import type { Answer } from '../answers.js';
 import { type CompiledState, type Fragment, toggleJson } from '../state.js';
 import { ListTag, notModified, resultTag } from './conditional.js';
 
@@ -237,6 +238,28 @@ function unknownToggleJson(name: string): string {
     impressionData: false,
     reason: 'DISABLED',
   });
+}
+
+declare module 'fastify' {
+  interface FastifyReply {
+    /**
+     * The body sent is a kept answer's (`sendKept`): bytes the answer cache owns and never
+     * changes, which compression may keep encoded copies of. Declared by `buildApp`.
+     */
+    sendsKeptBody: boolean;
+  }
+}
+
+/** `sendRendered` for an answer from the answer cache. */
+export function sendKept(
+  request: FastifyRequest,
+  reply: FastifyReply,
+  kept: Answer,
+  headers: Readonly<Record<string, string>>,
+  conditionalPost: boolean,
+): FastifyReply {
+  reply.sendsKeptBody = true;
+  return sendRendered(request, reply, kept, headers, conditionalPost);
 }
 
 /**

@@ -13,7 +13,13 @@ import { ProxyError } from '../errors.js';
 import { ListTag } from '../http/conditional.js';
 import { parseJson, readJsonBodies } from '../http/json-body.js';
 import { errorResponses, FRONTEND_TAG } from '../http/route-docs.js';
-import { type AnswerWriter, type Rendered, renderNamed, sendRendered } from '../http/serialize.js';
+import {
+  type AnswerWriter,
+  type Rendered,
+  renderNamed,
+  sendKept,
+  sendRendered,
+} from '../http/serialize.js';
 import type { CompiledState } from '../state.js';
 
 /** How one family of evaluation routes (`/proxy`, `/api/frontend`, `/api/proxy`) answers. */
@@ -192,7 +198,7 @@ export function evaluateQuery(
     const compiled = request.served;
     const key = requestKey(compiled, 'query', all, flavour, request.ip, request.url);
     const kept = compiled.keptAnswer(key);
-    if (kept !== undefined) return sendRendered(request, reply, kept, headers, conditionalPost);
+    if (kept !== undefined) return sendKept(request, reply, kept, headers, conditionalPost);
     const context = contextFromQuery(request.query, request.ip, defaults);
     return withContext(
       options,
@@ -219,7 +225,7 @@ export function evaluateBody(
     const text = request.body ?? '';
     const key = requestKey(compiled, 'body', all, flavour, request.ip, text);
     const kept = compiled.keptAnswer(key);
-    if (kept !== undefined) return sendRendered(request, reply, kept, headers, conditionalPost);
+    if (kept !== undefined) return sendKept(request, reply, kept, headers, conditionalPost);
     const body = readEvaluationBody(text, bareContext);
     const context = contextFromBody(body.context, request.ip, defaults);
     const names = body.toggles;
