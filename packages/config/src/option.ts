@@ -1,10 +1,5 @@
-import Type, {
-  type Static,
-  type TObject,
-  type TOptional,
-  type TProperties,
-  type TSchema,
-} from 'typebox';
+import type { Static, TObject, TOptional, TProperties, TSchema } from 'typebox';
+import { Type } from './type.js';
 
 /** Where an option keeps what its JSON Schema cannot say; a symbol, so ajv never sees it. */
 const META = Symbol('flags.option');

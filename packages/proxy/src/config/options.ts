@@ -8,10 +8,10 @@ import {
   option,
   secondsVariable,
   splitList,
+  Type,
 } from '@flags/config';
 import { type CustomStrategy, DEFAULT_MAX_CONTEXT_VALUE_LENGTH } from '@flags/engine';
 import type { ClientFeatures, Context } from '@flags/schemas';
-import Type from 'typebox';
 
 /**
  * Every flags-proxy option, once: in-code name (the nesting is the in-code nesting), environment

@@ -1,5 +1,4 @@
-import { configSchema, option, splitList } from '@flags/config';
-import Type from 'typebox';
+import { configSchema, option, splitList, Type } from '@flags/config';
 
 /**
  * The options of `flags-proxy offline`, Unleash Edge's offline mode: flags from a file instead of

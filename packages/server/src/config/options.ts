@@ -1,6 +1,5 @@
-import { configSchema, type InCode, type OptionRow, option, splitList } from '@flags/config';
+import { configSchema, type InCode, type OptionRow, option, splitList, Type } from '@flags/config';
 import { corsOptions } from '@flags/proxy';
-import Type from 'typebox';
 
 /**
  * Every flags-server option, once: name, environment variables, the JSON Schema of its value
