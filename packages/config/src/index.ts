@@ -12,7 +12,7 @@ export {
   optionMeta,
   optionRows,
 } from './option.js';
-export { type SchemaBuilders, Type } from './type.js';
+export { Type } from './type.js';
 export {
   codeValue,
   envValue,
