@@ -1,5 +1,5 @@
 import type { Static, TObject, TOptional, TProperties, TSchema } from 'typebox';
-import { Type } from './type.js';
+import { schemaCopy, Type } from './type.js';
 
 /** Where an option keeps what its JSON Schema cannot say; a symbol, so ajv never sees it. */
 const META = Symbol('flags.option');
@@ -61,8 +61,7 @@ export function option<S extends TSchema>(
 ): S;
 export function option<S extends TSchema>(schema: S, meta: Given<S>): TOptional<S>;
 export function option<S extends TSchema>(schema: S, meta: Given<S>): S | TOptional<S> {
-  // TypeBox keeps its own marks (`~kind`) as hidden properties: copy them too.
-  const annotated = Object.defineProperties({}, Object.getOwnPropertyDescriptors(schema)) as S;
+  const annotated = schemaCopy(schema);
   Object.assign(annotated, { description: meta.doc, [META]: meta });
   if (meta.default !== undefined) Object.assign(annotated, { default: meta.default });
   return meta.default !== undefined || meta.required ? annotated : Type.Optional(annotated);

@@ -10,6 +10,11 @@ export type SchemaBuilders = Pick<
 /** TypeBox's mark of a property an object schema does not require (not enumerable, as its own). */
 const OPTIONAL = '~optional';
 
+/** A copy of `schema` with its hidden marks (`~optional`) and symbol keys too. */
+export function schemaCopy<S extends object>(schema: S): S {
+  return Object.defineProperties({}, Object.getOwnPropertyDescriptors(schema)) as S;
+}
+
 function isOptional(schema: TSchema): boolean {
   return (schema as { [OPTIONAL]?: boolean })[OPTIONAL] === true;
 }
@@ -36,11 +41,12 @@ export const Type = {
     };
   },
   Optional: (schema: TSchema) =>
-    Object.defineProperty(
-      Object.defineProperties({}, Object.getOwnPropertyDescriptors(schema)),
-      OPTIONAL,
-      { value: true, writable: true, configurable: true, enumerable: false },
-    ),
+    Object.defineProperty(schemaCopy(schema), OPTIONAL, {
+      value: true,
+      writable: true,
+      configurable: true,
+      enumerable: false,
+    }),
   String: (options?: object) => ({ type: 'string', ...options }),
   Union: (anyOf: readonly TSchema[], options?: object) => ({ anyOf, ...options }),
   Unsafe: (schema: object) => ({ ...schema }),
