@@ -2,7 +2,7 @@ import type TypeBox from 'typebox';
 import type { TProperties, TSchema } from 'typebox';
 
 /** The schema builders the option schemas use, with TypeBox's own signatures. */
-export type SchemaBuilders = Pick<
+type SchemaBuilders = Pick<
   typeof TypeBox,
   'Array' | 'Boolean' | 'Enum' | 'Integer' | 'Object' | 'Optional' | 'String' | 'Union' | 'Unsafe'
 >;
