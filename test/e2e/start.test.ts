@@ -15,7 +15,10 @@ after(() => rmSync(dataDir, { recursive: true, force: true }));
 
 interface Started {
   child: ChildProcess;
+  /** What it printed up to its banner. */
   output: string;
+  /** What it has printed so far (for failure messages). */
+  printed: () => string;
   proxyUrl: string;
   clientKey: string;
 }
@@ -61,13 +64,21 @@ async function startDemo(cwd?: string): Promise<Started> {
   }
   const proxy = /flags-proxy\s+(\S+)\/proxy\s+client key: (\S+)/.exec(output);
   assert.ok(proxy, `banner names the proxy URL and key:\n${output}`);
-  return { child, output, proxyUrl: proxy[1]!, clientKey: proxy[2]! };
+  return { child, output, printed: () => output, proxyUrl: proxy[1]!, clientKey: proxy[2]! };
 }
 
-async function stop(child: ChildProcess): Promise<number | null> {
-  const exited = new Promise<number | null>((resolve) => child.once('exit', resolve));
-  child.kill('SIGINT');
-  return exited;
+/** Sends Ctrl-C and checks that the process exits with 0; the message says how it ended and what it printed. */
+async function assertStops(started: Started): Promise<void> {
+  const { child } = started;
+  const [code, signal] = await new Promise<[number | null, NodeJS.Signals | null]>((resolve) => {
+    child.once('exit', (exitCode, exitSignal) => resolve([exitCode, exitSignal]));
+    child.kill('SIGINT');
+  });
+  assert.equal(
+    code,
+    0,
+    `Ctrl-C stops both cleanly; it ended with code ${code}, signal ${signal}, having printed:\n${started.printed()}`,
+  );
 }
 
 async function enabledFlags(started: Started, query: string): Promise<string[]> {
@@ -113,7 +124,7 @@ describe('npm start', () => {
       assert.ok(!anonymous.includes('premium-reports'));
       assert.ok(!anonymous.includes('mobile-offline-sync'));
     } finally {
-      assert.equal(await stop(first.child), 0, 'Ctrl-C stops both cleanly');
+      await assertStops(first);
     }
 
     const second = await startDemo();
@@ -122,7 +133,7 @@ describe('npm start', () => {
       await waitUntilHealthy(`${second.proxyUrl}/proxy/health`, second.child);
       assert.ok((await enabledFlags(second, 'userId=alice')).includes('beta-banner'));
     } finally {
-      assert.equal(await stop(second.child), 0);
+      await assertStops(second);
     }
   });
 
@@ -134,7 +145,7 @@ describe('npm start', () => {
         assert.match(demo.output, /demo only/);
         assert.ok(existsSync(join(cwd, 'data', 'demo', 'PG_VERSION')), 'PGlite in ./data/demo');
       } finally {
-        assert.equal(await stop(demo.child), 0);
+        await assertStops(demo);
       }
       // What `npx flags-server` does in the same directory: PGlite in ./data.
       const config = loadConfig({ DATA_DIR: join(cwd, 'data'), LOG_LEVEL: 'silent' });
