@@ -1,12 +1,14 @@
 // `npm run bench proxy`: flags-proxy against @unleash/proxy 1.4.19 (the reference) and a bare
-// node:http server, each in its own child process, all on one fake upstream serving 200 realistic
-// flags. flags-proxy runs as its users start it, the `flags-proxy` command with its defaults
-// (answer cache on: the 500 contexts repeat, as polling SDKs repeat theirs), and once more with
-// the answer cache off ("uncached": every request evaluates all 200 flags). autocannon (in this
-// process: 32 connections, ~10 s per run) cycles GET /proxy and POST /proxy through 500 distinct
-// contexts, alternating ours and the reference over 2 rounds, and prints req/s, p50/p99 latency,
-// server CPU µs per request, peak RSS and the ratios. CPU per request (the child's user + system
-// time over the responses it sent) depends far less on other load on the machine than req/s does.
+// node:http server, each in its own child process, on fake upstreams serving 5, 200 and 1,000
+// realistic flags. flags-proxy runs as its users start it, the `flags-proxy` command with its
+// defaults. autocannon (in this process: 32 connections, ~10 s per run) sends two shapes of
+// traffic: "unique", every GET a never-seen context (a new sessionId, written by `setupRequest`),
+// and "recurring", GET and POST /proxy cycling through 500 contexts, as polling SDKs repeat
+// theirs. Servers alternate over 2 rounds; it prints req/s, p50/p99 latency, server CPU µs per
+// request, peak RSS and the ratios. CPU per request (the child's user + system time over the
+// responses it sent) depends far less on other load on the machine than req/s does. "Of bare"
+// divides by the bare server driven by the fixed request list; the bare server driven by the
+// unique shape too shows how fast the load generator can send never-seen requests at all.
 import { type ChildProcess, spawn, spawnSync } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
@@ -338,6 +340,9 @@ async function bench(): Promise<void> {
       }
     }
     runs.push({ flags, shape: 'recurring', scenario: 'GET', server: bare });
+    // The same bare server under the unique shape: how fast the load generator itself can send
+    // never-seen requests (it writes every path as it goes), the ceiling of any server in that run.
+    if (flags === 200) runs.push({ flags, shape: 'unique', scenario: 'GET', server: bare });
   }
   console.log(
     `${CONNECTIONS} connections, ${DURATION_S} s per run, ${ROUNDS} rounds; unique: every GET a new sessionId over ${USERS} users; recurring: 500 contexts; average GET body ${FLAG_COUNTS.map((flags) => `${bodyOf.get(flags)} B at ${flags} flags`).join(', ')}`,
@@ -390,15 +395,19 @@ async function bench(): Promise<void> {
       '× reference',
     ],
   ];
-  for (const [run, m] of summary) {
-    const bare = summary.get(
-      runs.find((r) => r.server === bareOf.get(run.flags)) as Run,
+  /** The bare server's measure at `flags` (fixed request list, the one "of bare" divides by). */
+  const bareAt = (flags: number) =>
+    summary.get(
+      runs.find((r) => r.server === bareOf.get(flags) && r.shape === 'recurring') as Run,
     ) as Measure;
+  for (const [run, m] of summary) {
+    const bare = bareAt(run.flags);
+    const isBare = run.server === bareOf.get(run.flags);
     const reference = find(run.flags, run.shape, run.scenario, '@unleash/proxy');
     const ours = run.server.name.startsWith('flags-proxy');
     rows.push([
       String(run.flags),
-      run.server === bareOf.get(run.flags) ? '—' : run.shape,
+      isBare && run.shape === 'recurring' ? '—' : run.shape,
       `${run.scenario} /proxy`,
       run.server.name.replace(/ \d+$/, ''),
       m.rps.toFixed(0),
@@ -406,7 +415,7 @@ async function bench(): Promise<void> {
       m.p99.toFixed(1),
       m.cpu.toFixed(0),
       peakRssMb(run.server.child.process.pid).toFixed(0),
-      ours ? (m.rps / bare.rps).toFixed(2) : '',
+      ours || isBare ? (m.rps / bare.rps).toFixed(2) : '',
       ours && reference ? `${(m.rps / reference.rps).toFixed(1)}×` : '',
     ]);
   }
@@ -434,6 +443,11 @@ async function bench(): Promise<void> {
       `  ${`${shape} ${scenario}`.padEnd(14)} req/s ${(mine.rps / theirs.rps).toFixed(1)}×   p99 1/${(theirs.p99 / Math.max(mine.p99, 0.001)).toFixed(1)}   CPU per request 1/${(theirs.cpu / Math.max(mine.cpu, 0.001)).toFixed(1)}   ${(mine.rps / bare.rps).toFixed(2)} of bare (${bare.rps.toFixed(0)} req/s, ${bare.cpu.toFixed(0)} µs CPU/req)`,
     );
   }
+  const ceiling = find(200, 'unique', 'GET', 'bare') as Measure;
+  const uniqueOurs = find(200, 'unique', 'GET', 'flags-proxy') as Measure;
+  console.log(
+    `  the unique shape's ceiling: the bare server driven by the same never-seen requests answers ${ceiling.rps.toFixed(0)} req/s, ${(ceiling.rps / bareAt(200).rps).toFixed(2)} of bare (the load generator writing each request is the limit); flags-proxy's unique GET is ${(uniqueOurs.rps / ceiling.rps).toFixed(2)} of it, and its CPU per request ${(ceiling.cpu / uniqueOurs.cpu).toFixed(2)} of the bare server's (${ceiling.cpu.toFixed(0)} µs)`,
+  );
   const uniqueServer = servers.find((s) => s.name === 'flags-proxy 200') as Server;
   const recurringServer = servers.find((s) => s.name === 'flags-proxy') as Server;
   const referencePeak = Math.max(

@@ -147,4 +147,37 @@ describe('evaluation answers written into reused memory', () => {
       await run.close();
     }
   });
+
+  it('are whole and right when answers written elsewhere are sent while a client is backed up', async () => {
+    const run = await startProxy(realisticPayload(1000), {}, { listen: true });
+    try {
+      await run.proxy.poller.ready;
+      const stalled = paths(160, 'stalled-named');
+      const reading = paths(20, 'meanwhile-named');
+      const stalledAnswers = pipelined(run.base, stalled, 500);
+      // Wait until the stalled connection's answers have backed up (the first holds the memory).
+      await new Promise((resolve) => setTimeout(resolve, 200));
+      const named = JSON.stringify({
+        context: { userId: 'user-1' },
+        toggles: ['checkout.flag-0', 'search.flag-1'],
+      });
+      for (const path of reading) {
+        // Answers of named toggles and of single flags are strings of their own, not the scratch
+        // memory: sending them must not hand that memory back while the stalled answer holds it.
+        const asked = await call(run.base, 'POST', '/proxy', {
+          headers: { authorization: CLIENT_KEY, 'content-type': 'application/json' },
+          body: named,
+        });
+        assert.equal(asked.status, 200);
+        const one = await call(run.base, 'GET', '/proxy/features/search.flag-1?userId=user-1', {
+          headers: { authorization: CLIENT_KEY },
+        });
+        assert.ok(one.status === 200 || one.status === 404);
+        await assertSameAsInject(run, [path], await oneByOne(run.base, [path]));
+      }
+      await assertSameAsInject(run, stalled, await stalledAnswers);
+    } finally {
+      await run.close();
+    }
+  });
 });

@@ -100,7 +100,7 @@ export class EvaluationFront {
       const rendered = writer.renderEvaluations(compiled, context, false, key, flavour.nameOrder);
       status = this.send(request, response, rendered);
       // Only a freshly rendered answer is in the writer's scratch memory (see `AnswerWriter`).
-      writer.settle(response);
+      writer.settle(response, rendered);
     }
     parts.metrics.observeRoute(route.path, 'GET', status, performance.now() - startedAt);
     this.answered++;

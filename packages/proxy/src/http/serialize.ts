@@ -105,13 +105,22 @@ export class AnswerWriter {
   private lent = false;
 
   /**
-   * After the answer to one request was handed to Node (`sendRendered`): the scratch memory may
-   * be written again once that answer has gone to the socket in full. Node writes it there and
-   * then, unless the socket is backed up or the response waits behind a pipelined one (then
-   * `writableLength` counts it).
+   * After `rendered` was handed to Node as the answer to one request (`sendRendered`): if it is
+   * the answer in scratch memory, that memory may be written again once the answer has gone to
+   * the socket in full. Node writes it there and then, unless the socket is backed up or the
+   * response waits behind a pipelined one (then `writableLength` counts it). Any other answer
+   * (named toggles, one flag, an answer too large for scratch memory) leaves the memory as it is:
+   * it may still be lent to an answer waiting on another socket.
    */
-  settle(response: ServerResponse): void {
-    if (this.lent && response.writableEnded && response.writableLength === 0) this.lent = false;
+  settle(response: ServerResponse, rendered: Rendered): void {
+    if (
+      this.lent &&
+      typeof rendered.body !== 'string' &&
+      rendered.body.buffer === this.scratch.buffer &&
+      response.writableEnded &&
+      response.writableLength === 0
+    )
+      this.lent = false;
   }
 
   /**

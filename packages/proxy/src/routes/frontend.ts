@@ -144,7 +144,7 @@ function sendFresh(
   rendered: Rendered,
 ): FastifyReply {
   sendRendered(request, reply, rendered, options.headers, options.flavour.conditionalPost);
-  options.writer.settle(reply.raw);
+  options.writer.settle(reply.raw, rendered);
   return reply;
 }
 
