@@ -305,6 +305,8 @@ export async function buildApp(config: ProxyConfig, deps: AppDeps): Promise<Fast
     metrics,
     mounts,
     addresses,
+    bodyLimit: config.maxBodyBytes,
+    log,
   });
   if (front !== undefined) installEvaluationFront(app.server, front);
   app.decorate('evaluationFront', front);

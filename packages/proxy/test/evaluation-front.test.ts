@@ -31,13 +31,16 @@ function answerHeaders(headers: Record<string, unknown>): Record<string, string>
   return kept;
 }
 
+type Method = 'GET' | 'HEAD' | 'POST';
+
 async function overSocket(
   base: string,
-  method: 'GET' | 'HEAD',
+  method: Method,
   path: string,
   headers: Record<string, string>,
+  body?: string,
 ): Promise<Seen> {
-  const response = await request(`${base}${path}`, { method, headers });
+  const response = await request(`${base}${path}`, { method, headers, body });
   return {
     status: response.statusCode,
     headers: answerHeaders(response.headers),
@@ -47,11 +50,12 @@ async function overSocket(
 
 async function injected(
   app: ProxyApp['app'],
-  method: 'GET' | 'HEAD',
+  method: Method,
   path: string,
   headers: Record<string, string>,
+  body?: string,
 ): Promise<Seen> {
-  const response = await app.inject({ method, url: path, headers });
+  const response = await app.inject({ method, url: path, headers, payload: body });
   return {
     status: response.statusCode,
     headers: answerHeaders(response.headers),
@@ -63,7 +67,9 @@ interface Case {
   readonly name: string;
   readonly path: string;
   readonly headers?: Record<string, string>;
-  readonly method?: 'GET' | 'HEAD';
+  readonly method?: Method;
+  /** A `POST` body. */
+  readonly body?: string;
   /** How many of the three requests the front answers (0: Fastify answers them all). */
   readonly answered: number;
   readonly status: number;
@@ -81,8 +87,8 @@ async function compare(run: { base: string; app: ProxyApp['app'] }, cases: reado
     for (let round = 0; round < 3; round++) {
       const method = item.method ?? 'GET';
       const headers = item.headers ?? {};
-      const socket = await overSocket(run.base, method, item.path, headers);
-      const inject = await injected(run.app, method, item.path, headers);
+      const socket = await overSocket(run.base, method, item.path, headers, item.body);
+      const inject = await injected(run.app, method, item.path, headers, item.body);
       assert.deepEqual(socket, inject, `${item.name}, request ${round + 1}`);
       assert.equal(socket.status, item.status, `${item.name}: status`);
     }
@@ -247,6 +253,190 @@ describe('evaluation front (configured client key, default options)', () => {
     ]);
   });
 
+  it('answers the evaluation POSTs as the routes do, kept, rendered or refused', async () => {
+    const json = { ...key, 'content-type': 'application/json' };
+    const context = (index: number, session: string) => ({
+      ...(realisticContexts(index + 1)[index] as object),
+      sessionId: session,
+    });
+    const etagOf = async (url: string, payload: string) =>
+      (await run.proxy.app.inject({ method: 'POST', url, headers: json, payload })).headers
+        .etag as string;
+    const bare = JSON.stringify(context(0, 'post-etag'));
+    const wrapped = JSON.stringify({ context: context(0, 'post-etag') });
+    const apiEtag = await etagOf('/api/frontend', bare);
+    const proxyEtag = await etagOf('/proxy', wrapped);
+    await compare({ base: run.base, app: run.proxy.app }, [
+      {
+        name: 'POST /proxy { context }',
+        method: 'POST',
+        path: '/proxy',
+        headers: json,
+        body: JSON.stringify({ context: context(1, 'pa') }),
+        answered: 3,
+        status: 200,
+      },
+      {
+        name: 'POST /api/frontend with a bare context, in name order',
+        method: 'POST',
+        path: '/api/frontend',
+        headers: { ...key, 'content-type': 'Application/JSON; charset=UTF-8' },
+        body: JSON.stringify(context(2, 'pb')),
+        answered: 3,
+        status: 200,
+      },
+      {
+        name: 'POST /api/proxy with named toggles, known and unknown',
+        method: 'POST',
+        path: '/api/proxy?ignored=1',
+        headers: json,
+        body: JSON.stringify({
+          context: context(3, 'pc'),
+          toggles: ['search.flag-1', 'nope', 'checkout.flag-0'],
+        }),
+        answered: 3,
+        status: 200,
+      },
+      {
+        name: 'POST /api/frontend naming its ETag',
+        method: 'POST',
+        path: '/api/frontend',
+        headers: { ...json, 'if-none-match': apiEtag },
+        body: bare,
+        answered: 3,
+        status: 304,
+      },
+      {
+        name: 'POST /proxy naming its ETag (Unleash Proxy never answered 304 to a POST)',
+        method: 'POST',
+        path: '/proxy',
+        headers: { ...json, 'if-none-match': proxyEtag },
+        body: wrapped,
+        answered: 3,
+        status: 200,
+      },
+      {
+        name: 'POST of a body that is not JSON',
+        method: 'POST',
+        path: '/proxy',
+        headers: json,
+        body: '{"context": ',
+        answered: 3,
+        status: 400,
+      },
+      {
+        name: 'POST of a list',
+        method: 'POST',
+        path: '/api/frontend',
+        headers: json,
+        body: '[1]',
+        answered: 3,
+        status: 400,
+      },
+      {
+        name: 'POST of a context that is not an object',
+        method: 'POST',
+        path: '/proxy',
+        headers: json,
+        body: '{"context":"x"}',
+        answered: 3,
+        status: 400,
+      },
+      {
+        name: 'POST with toggles that are not a list',
+        method: 'POST',
+        path: '/proxy',
+        headers: json,
+        body: '{"toggles":"a"}',
+        answered: 3,
+        status: 400,
+      },
+      {
+        name: 'POST with a __proto__ key',
+        method: 'POST',
+        path: '/proxy',
+        headers: json,
+        body: '{"context":{"__proto__":{"x":1}}}',
+        answered: 3,
+        status: 400,
+      },
+      {
+        name: 'POST with a context field that is not a string',
+        method: 'POST',
+        path: '/proxy',
+        headers: json,
+        body: '{"context":{"userId":{"a":1}}}',
+        answered: 3,
+        status: 400,
+      },
+    ]);
+  });
+
+  it('answers a POST without a context as the routes do', async () => {
+    // No userId or sessionId: the realistic rollouts draw at random, so only the shape compares.
+    const front = run.proxy.app.evaluationFront;
+    assert.ok(front);
+    const before = front.answered;
+    const headers = { ...key, 'content-type': 'application/json' };
+    const socket = await overSocket(run.base, 'POST', '/proxy', headers, '');
+    const inject = await injected(run.proxy.app, 'POST', '/proxy', headers, '');
+    assert.equal(front.answered - before, 1);
+    assert.equal(socket.status, 200);
+    assert.equal(inject.status, 200);
+    assert.deepEqual(Object.keys(socket.headers).sort(), Object.keys(inject.headers).sort());
+    assert.ok(Array.isArray(JSON.parse(socket.body).toggles));
+  });
+
+  it('hands the other POSTs to the routes', async () => {
+    await compare({ base: run.base, app: run.proxy.app }, [
+      {
+        name: 'POST of another type',
+        method: 'POST',
+        path: '/proxy',
+        headers: { ...key, 'content-type': 'text/plain' },
+        body: '{}',
+        answered: 0,
+        status: 415,
+      },
+      {
+        name: 'POST without a type',
+        method: 'POST',
+        path: '/proxy',
+        headers: key,
+        body: JSON.stringify({ context: { userId: 'user-7', sessionId: 'no-type' } }),
+        answered: 0,
+        status: 200,
+      },
+      {
+        name: 'POST over the body limit',
+        method: 'POST',
+        path: '/proxy',
+        headers: { ...key, 'content-type': 'application/json' },
+        body: JSON.stringify({ context: { userId: 'x'.repeat(1_100_000) } }),
+        answered: 0,
+        status: 413,
+      },
+      {
+        name: 'POST without a key',
+        method: 'POST',
+        path: '/proxy',
+        headers: { 'content-type': 'application/json' },
+        body: '{}',
+        answered: 0,
+        status: 401,
+      },
+      {
+        name: 'POST of one flag',
+        method: 'POST',
+        path: '/proxy/features/search.flag-1',
+        headers: { ...key, 'content-type': 'application/json' },
+        body: '{}',
+        answered: 0,
+        status: 404,
+      },
+    ]);
+  });
+
   it('hands a request to the routes when it fails before answering', async () => {
     const front = run.proxy.app.evaluationFront;
     assert.ok(front);
@@ -274,8 +464,24 @@ describe('evaluation front (configured client key, default options)', () => {
       );
     for (let i = 0; i < 5; i++)
       await overSocket(run.base, 'GET', `/proxy?${contextQuery(9, `m${i}`)}`, key);
+    const posts = (text: string) =>
+      Number(
+        /flags_proxy_http_request_duration_seconds_count\{route="\/proxy",method="POST",status="200"\} (\d+)/.exec(
+          text,
+        )?.[1] ?? 0,
+      );
+    for (let i = 0; i < 3; i++) {
+      await overSocket(
+        run.base,
+        'POST',
+        '/proxy',
+        { ...key, 'content-type': 'application/json' },
+        JSON.stringify({ context: { userId: 'user-3', sessionId: `post-m${i}` } }),
+      );
+    }
     const afterwards = await run.proxy.app.inject('/proxy/internal-backstage/prometheus');
     assert.equal(count(afterwards.payload) - count(earlier.payload), 5);
+    assert.equal(posts(afterwards.payload) - posts(earlier.payload), 3);
   });
 });
 

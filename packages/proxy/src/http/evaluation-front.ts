@@ -1,17 +1,21 @@
-import type { IncomingMessage, Server, ServerResponse } from 'node:http';
+import type { IncomingHttpHeaders, IncomingMessage, Server, ServerResponse } from 'node:http';
 import type { Context } from '@flags/schemas';
 import type { Authorizer, KeyReader } from '../auth/access.js';
 import { type ProxyConfig, trustsForwardedAddress } from '../config/load.js';
+import type { Logger } from '../config/options.js';
 import type { Enrichers } from '../context/enrichers.js';
 import type { ContextDefaults } from '../context/from-request.js';
+import { contextFromBody } from '../context/from-request.js';
 import { contextFromQueryString } from '../context/query-string.js';
+import { errorBody, ProxyError } from '../errors.js';
 import type { ProxyMetrics } from '../prometheus.js';
-import { type EvaluationFlavour, requestKey } from '../routes/frontend.js';
+import { type EvaluationFlavour, readEvaluationBody, requestKey } from '../routes/frontend.js';
+import type { CompiledState } from '../state.js';
 import type { AddressFilter } from './address-filter.js';
 import { ifNoneMatchHits } from './conditional.js';
 import { fixedCorsHeaders } from './cors.js';
 import { NOSNIFF } from './hooks.js';
-import type { AnswerWriter, Rendered } from './serialize.js';
+import { type AnswerWriter, type Rendered, renderNamed } from './serialize.js';
 
 declare module 'fastify' {
   interface FastifyInstance {
@@ -28,13 +32,16 @@ interface FrontRoute {
 }
 
 /**
- * Answers the commonest requests of the evaluation routes, `GET /proxy`, `/api/frontend` and
- * `/api/proxy` with a key, in Node's `request` event, before Fastify: the same answer, headers,
- * usage counts and duration histogram as the routes, without the router, the hooks and Fastify's
- * request and reply objects (about a quarter of a cached answer's CPU). It answers only what the
- * routes would answer 200 or 304 at once, and hands every other request to Fastify untouched: other
- * methods and paths (a trailing slash, an encoded character), a body, no key or one the routes
- * would refuse or look up upstream, a query the routes refuse, before the first sync.
+ * Answers the commonest requests of the evaluation routes, `GET` and `POST` `/proxy`,
+ * `/api/frontend` and `/api/proxy` with a key, in Node's `request` event, before Fastify: the same
+ * answer, headers, usage counts and duration histogram as the routes, without the router, the
+ * hooks and Fastify's request and reply objects (about a quarter of a cached answer's CPU). It
+ * takes only what the routes would answer at once, and hands every other request to Fastify
+ * untouched: other methods and paths (a trailing slash, an encoded character), no key or one the
+ * routes would refuse or look up upstream, a query the routes refuse, a `GET` with a body, a
+ * `POST` body that is chunked, over the body limit or not typed `application/json`, anything
+ * before the first sync. A `POST` it takes is answered once its body has arrived, with the
+ * routes' answer or, for a body they refuse (not JSON, not `{ context, toggles? }`), their error.
  *
  * `evaluationFrontFor` leaves it out where the routes do more than it does: with enrichers,
  * request logging, `trustProxy` (the address comes from forwarded headers) or an origin list
@@ -49,6 +56,8 @@ export class EvaluationFront {
    * as Fastify writes them.
    */
   private readonly headers: Readonly<Record<string, string>>;
+  /** The headers of an error answer before its length (a refused `POST` body). */
+  private readonly errorHeaders: Readonly<Record<string, string>>;
   /** Requests answered here, not by Fastify (for tests and debugging). */
   answered = 0;
 
@@ -66,20 +75,29 @@ export class EvaluationFront {
     const headers: Record<string, string> = { ...NOSNIFF, ...cors };
     for (const [name, value] of Object.entries(parts.headers)) headers[name.toLowerCase()] = value;
     this.headers = Object.freeze(headers);
+    this.errorHeaders = Object.freeze({
+      ...NOSNIFF,
+      ...cors,
+      'content-type': 'application/json; charset=utf-8',
+    });
   }
 
-  /** Answers `request` and returns `true`, or returns `false` having done nothing. */
+  /**
+   * Answers `request` and returns `true`, or returns `false` having done nothing. A `POST` it takes
+   * is answered once its body has arrived.
+   */
   serve(request: IncomingMessage, response: ServerResponse): boolean {
     const startedAt = performance.now();
-    if (request.method !== 'GET') return false;
+    const { method } = request;
+    const post = method === 'POST';
+    if (!post && method !== 'GET') return false;
     const url = request.url as string;
     const queryAt = url.indexOf('?');
     const route = this.routes.get(queryAt < 0 ? url : url.slice(0, queryAt));
     // `#` would end the query where the router ends it; no SDK sends one.
     if (route === undefined || url.includes('#')) return false;
     const { headers } = request;
-    if (headers['content-length'] !== undefined || headers['transfer-encoding'] !== undefined)
-      return false;
+    if (post ? !this.takesBody(headers) : hasBody(headers)) return false;
     const parts = this.parts;
     const presented = parts.readKey(request);
     if (presented === undefined || presented === '' || !parts.state.ready) return false;
@@ -88,23 +106,117 @@ export class EvaluationFront {
     const ip = socket.remoteAddress;
     if (compiled === undefined || ip === undefined) return false;
     if (parts.addresses !== undefined && !parts.addresses.allowsConnection(socket)) return false;
+    if (post) {
+      this.readBody(request, response, route, compiled, ip, startedAt);
+      return true;
+    }
     const { writer } = parts;
     const { flavour } = route;
     const key = requestKey(compiled, 'query', false, flavour, ip, url);
     const kept = compiled.keptAnswer(key);
     let status: number;
-    if (kept !== undefined) status = this.send(request, response, kept);
+    if (kept !== undefined) status = this.send(request, response, kept, true);
     else {
       const context = this.context(url, queryAt, ip);
       if (context === undefined) return false;
       const rendered = writer.renderEvaluations(compiled, context, false, key, flavour.nameOrder);
-      status = this.send(request, response, rendered);
+      status = this.send(request, response, rendered, true);
       // Only a freshly rendered answer is in the writer's scratch memory (see `AnswerWriter`).
       writer.settle(response, rendered);
     }
-    parts.metrics.observeRoute(route.path, 'GET', status, performance.now() - startedAt);
-    this.answered++;
+    this.done(route, 'GET', status, startedAt);
     return true;
+  }
+
+  /**
+   * Whether the routes would read this `POST`'s body as JSON text at once: a `Content-Length`
+   * within the body limit (a larger one is their 413), no chunked body, and the JSON type the
+   * SDKs send (any other type, or none, is left to the routes' parser and its 415).
+   */
+  private takesBody(headers: IncomingHttpHeaders): boolean {
+    const length = headers['content-length'];
+    if (length === undefined || headers['transfer-encoding'] !== undefined) return false;
+    if (Number(length) > this.parts.bodyLimit) return false;
+    const type = headers['content-type']?.toLowerCase();
+    return type === 'application/json' || type === 'application/json; charset=utf-8';
+  }
+
+  /**
+   * Reads a `POST` body (as Fastify's parser does: the bytes, then UTF-8 text) and answers it. From
+   * here on the request cannot go back to Fastify, so a body the routes refuse gets the error they
+   * send; a client that goes away before the end of its body gets nothing.
+   */
+  private readBody(
+    request: IncomingMessage,
+    response: ServerResponse,
+    route: FrontRoute,
+    compiled: CompiledState,
+    ip: string,
+    startedAt: number,
+  ): void {
+    const chunks: Buffer[] = [];
+    request.on('data', (chunk: Buffer) => chunks.push(chunk));
+    request.on('end', () => {
+      const text =
+        chunks.length === 1
+          ? (chunks[0] as Buffer).toString('utf8')
+          : Buffer.concat(chunks).toString('utf8');
+      let status: number;
+      try {
+        status = this.answerBody(request, response, route.flavour, compiled, ip, text);
+      } catch (error) {
+        if (response.headersSent) {
+          response.destroy();
+          return;
+        }
+        status = this.sendError(response, error);
+      }
+      this.done(route, 'POST', status, startedAt);
+    });
+  }
+
+  /** The answer of the `POST` routes to the body `text`; the status sent. */
+  private answerBody(
+    request: IncomingMessage,
+    response: ServerResponse,
+    flavour: EvaluationFlavour,
+    compiled: CompiledState,
+    ip: string,
+    text: string,
+  ): number {
+    const { writer, defaults } = this.parts;
+    const key = requestKey(compiled, 'body', false, flavour, ip, text);
+    const kept = compiled.keptAnswer(key);
+    if (kept !== undefined) return this.send(request, response, kept, flavour.conditionalPost);
+    const body = readEvaluationBody(text, flavour.bareContext);
+    const context = contextFromBody(body.context, ip, defaults);
+    const rendered =
+      body.toggles === undefined
+        ? writer.renderEvaluations(compiled, context, false, key, flavour.nameOrder)
+        : renderNamed(compiled, context, body.toggles);
+    const status = this.send(request, response, rendered, flavour.conditionalPost);
+    writer.settle(response, rendered);
+    return status;
+  }
+
+  /** The error answer the routes give (see `installErrorHandler`); the status sent. */
+  private sendError(response: ServerResponse, thrown: unknown): number {
+    const error = thrown instanceof ProxyError ? thrown : new ProxyError('INTERNAL');
+    if (error.code === 'INTERNAL')
+      this.parts.log.error({ err: thrown }, 'unexpected error while answering a request');
+    const body = JSON.stringify(errorBody(error));
+    response.writeHead(error.status, {
+      ...this.errorHeaders,
+      'content-length': String(Buffer.byteLength(body)),
+    });
+    response.end(body);
+    return error.status;
+  }
+
+  /** Counts an answer sent here in the duration histogram, as the routes' `onSend` hook does. */
+  private done(route: FrontRoute, method: string, status: number, startedAt: number): void {
+    this.parts.metrics.observeRoute(route.path, method, status, performance.now() - startedAt);
+    this.answered++;
   }
 
   /**
@@ -123,10 +235,18 @@ export class EvaluationFront {
     }
   }
 
-  /** Writes the answer (304 when `If-None-Match` names it, as `sendRendered`); the status sent. */
-  private send(request: IncomingMessage, response: ServerResponse, rendered: Rendered): number {
+  /**
+   * Writes the answer (304 when `conditional` and `If-None-Match` names it, as `sendRendered`);
+   * the status sent.
+   */
+  private send(
+    request: IncomingMessage,
+    response: ServerResponse,
+    rendered: Rendered,
+    conditional: boolean,
+  ): number {
     const headers: Record<string, string> = { ...this.headers, etag: rendered.etag };
-    if (ifNoneMatchHits(request.headers['if-none-match'], rendered.etag)) {
+    if (conditional && ifNoneMatchHits(request.headers['if-none-match'], rendered.etag)) {
       delete headers['content-type'];
       response.writeHead(304, headers);
       response.end();
@@ -137,6 +257,11 @@ export class EvaluationFront {
     response.end(rendered.body);
     return 200;
   }
+}
+
+/** Whether a request announces a body. */
+function hasBody(headers: IncomingHttpHeaders): boolean {
+  return headers['content-length'] !== undefined || headers['transfer-encoding'] !== undefined;
 }
 
 type RequestListener = (request: IncomingMessage, response: ServerResponse) => void;
@@ -183,6 +308,10 @@ export interface EvaluationParts {
   readonly mounts: readonly { readonly mount: string; readonly flavour: EvaluationFlavour }[];
   /** The routes' address filter, if any: a refused address is left to them (403). */
   readonly addresses: AddressFilter | undefined;
+  /** The routes' body limit in bytes (`maxBodyBytes`): a larger `POST` is left to them (413). */
+  readonly bodyLimit: number;
+  /** Where an unexpected failure answering a `POST` is logged, as the routes' error handler does. */
+  readonly log: Logger;
 }
 
 /**

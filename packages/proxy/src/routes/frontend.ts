@@ -111,7 +111,7 @@ export const evaluationDocs = {
  * Reads `{ context, toggles? }` from the JSON text the body parser leaves (`readJsonBodies`), with
  * no schema pass: the hot path checks by hand.
  */
-function readEvaluationBody(text: string, bareContext: boolean): EvaluationBody {
+export function readEvaluationBody(text: string, bareContext: boolean): EvaluationBody {
   const body = text === '' ? undefined : parseJson(text);
   if (body === undefined || body === null) return { context: undefined, toggles: undefined };
   if (typeof body !== 'object' || Array.isArray(body)) {
