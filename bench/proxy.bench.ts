@@ -415,7 +415,7 @@ async function bench(): Promise<void> {
       m.p99.toFixed(1),
       m.cpu.toFixed(0),
       peakRssMb(run.server.child.process.pid).toFixed(0),
-      ours || isBare ? (m.rps / bare.rps).toFixed(2) : '',
+      ours || (isBare && run.shape === 'unique') ? (m.rps / bare.rps).toFixed(2) : '',
       ours && reference ? `${(m.rps / reference.rps).toFixed(1)}×` : '',
     ]);
   }

@@ -113,6 +113,8 @@ function contextQuery(index: number, session: string): string {
 }
 
 const key = { authorization: CLIENT_KEY };
+/** The key and the type SDKs send with a `POST` body. */
+const json = { ...key, 'content-type': 'application/json' };
 
 describe('evaluation front (configured client key, default options)', () => {
   let run: Listening;
@@ -254,7 +256,6 @@ describe('evaluation front (configured client key, default options)', () => {
   });
 
   it('answers the evaluation POSTs as the routes do, kept, rendered or refused', async () => {
-    const json = { ...key, 'content-type': 'application/json' };
     const context = (index: number, session: string) => ({
       ...(realisticContexts(index + 1)[index] as object),
       sessionId: session,
@@ -377,9 +378,8 @@ describe('evaluation front (configured client key, default options)', () => {
     const front = run.proxy.app.evaluationFront;
     assert.ok(front);
     const before = front.answered;
-    const headers = { ...key, 'content-type': 'application/json' };
-    const socket = await overSocket(run.base, 'POST', '/proxy', headers, '');
-    const inject = await injected(run.proxy.app, 'POST', '/proxy', headers, '');
+    const socket = await overSocket(run.base, 'POST', '/proxy', json, '');
+    const inject = await injected(run.proxy.app, 'POST', '/proxy', json, '');
     assert.equal(front.answered - before, 1);
     assert.equal(socket.status, 200);
     assert.equal(inject.status, 200);
@@ -411,7 +411,7 @@ describe('evaluation front (configured client key, default options)', () => {
         name: 'POST over the body limit',
         method: 'POST',
         path: '/proxy',
-        headers: { ...key, 'content-type': 'application/json' },
+        headers: json,
         body: JSON.stringify({ context: { userId: 'x'.repeat(1_100_000) } }),
         answered: 0,
         status: 413,
@@ -429,7 +429,7 @@ describe('evaluation front (configured client key, default options)', () => {
         name: 'POST of one flag',
         method: 'POST',
         path: '/proxy/features/search.flag-1',
-        headers: { ...key, 'content-type': 'application/json' },
+        headers: json,
         body: '{}',
         answered: 0,
         status: 404,
@@ -475,7 +475,7 @@ describe('evaluation front (configured client key, default options)', () => {
         run.base,
         'POST',
         '/proxy',
-        { ...key, 'content-type': 'application/json' },
+        json,
         JSON.stringify({ context: { userId: 'user-3', sessionId: `post-m${i}` } }),
       );
     }
