@@ -136,18 +136,32 @@ function fromFastifyError(error: FastifyError): ProxyError | undefined {
   return undefined;
 }
 
+/**
+ * What a failure answering a request is answered with: itself if it is a `ProxyError`, the
+ * catalogue's entry for Fastify's own errors, else `INTERNAL`, which is logged.
+ */
+export function answeredError(raw: unknown, log: Logger): ProxyError {
+  const error =
+    raw instanceof ProxyError
+      ? raw
+      : (fromFastifyError(raw as FastifyError) ?? new ProxyError('INTERNAL'));
+  if (error.code === 'INTERNAL')
+    log.error({ err: raw }, 'unexpected error while answering a request');
+  return error;
+}
+
+/** The type of every JSON error answer. */
+export const ERROR_CONTENT_TYPE = 'application/json; charset=utf-8';
+
 export function installErrorHandler(app: FastifyInstance, log: Logger): void {
   app.setErrorHandler((raw: FastifyError, _request, reply) => {
-    const error =
-      raw instanceof ProxyError ? raw : (fromFastifyError(raw) ?? new ProxyError('INTERNAL'));
-    if (error.code === 'INTERNAL')
-      log.error({ err: raw }, 'unexpected error while answering a request');
-    void reply.code(error.status).type('application/json; charset=utf-8').send(errorBody(error));
+    const error = answeredError(raw, log);
+    void reply.code(error.status).type(ERROR_CONTENT_TYPE).send(errorBody(error));
   });
   app.setNotFoundHandler((_request, reply) => {
     void reply
       .code(404)
-      .type('application/json; charset=utf-8')
+      .type(ERROR_CONTENT_TYPE)
       .send(errorBody(new ProxyError('NOT_FOUND')));
   });
 }

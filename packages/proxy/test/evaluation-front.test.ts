@@ -373,18 +373,52 @@ describe('evaluation front (configured client key, default options)', () => {
     ]);
   });
 
-  it('answers a POST without a context as the routes do', async () => {
+  it('answers a POST without a context (an empty or blank body) as the routes do', async () => {
     // No userId or sessionId: the realistic rollouts draw at random, so only the shape compares.
     const front = run.proxy.app.evaluationFront;
     assert.ok(front);
-    const before = front.answered;
-    const socket = await overSocket(run.base, 'POST', '/proxy', json, '');
-    const inject = await injected(run.proxy.app, 'POST', '/proxy', json, '');
-    assert.equal(front.answered - before, 1);
-    assert.equal(socket.status, 200);
-    assert.equal(inject.status, 200);
-    assert.deepEqual(Object.keys(socket.headers).sort(), Object.keys(inject.headers).sort());
-    assert.ok(Array.isArray(JSON.parse(socket.body).toggles));
+    for (const body of ['', ' \n\t ']) {
+      const answeredBefore: number = front.answered;
+      const socket = await overSocket(run.base, 'POST', '/proxy', json, body);
+      const inject = await injected(run.proxy.app, 'POST', '/proxy', json, body);
+      assert.equal(front.answered - answeredBefore, 1, JSON.stringify(body));
+      assert.equal(socket.status, 200, JSON.stringify(body));
+      assert.equal(inject.status, 200, JSON.stringify(body));
+      assert.deepEqual(Object.keys(socket.headers).sort(), Object.keys(inject.headers).sort());
+      assert.ok(Array.isArray(JSON.parse(socket.body).toggles));
+    }
+  });
+
+  it('refuses odd POST bodies as the routes do', async () => {
+    // Valid bodies cut short or with one character changed: mostly refusals, whose status and
+    // body must match; the few that still parse may lose the ids and draw at random, so for a
+    // 200 only the status and header names compare.
+    const valid = JSON.stringify({
+      context: { userId: 'user-9', sessionId: 'odd', properties: { plan: 'pro', seats: '3' } },
+      toggles: ['search.flag-1'],
+    });
+    const odd = ['{', '"', ':', ',', '[', ']', '}', '\\', '0', 'n', ' ', '\u00e9', '\ud83d'];
+    const bodies: string[] = [];
+    for (let i = 1; i < valid.length; i += 7) {
+      bodies.push(valid.slice(0, i));
+      bodies.push(`${valid.slice(0, i)}${odd[i % odd.length]}${valid.slice(i + 1)}`);
+    }
+    const front = run.proxy.app.evaluationFront;
+    assert.ok(front);
+    const answeredBefore: number = front.answered;
+    for (const body of bodies) {
+      const socket = await overSocket(run.base, 'POST', '/api/frontend', json, body);
+      const inject = await injected(run.proxy.app, 'POST', '/api/frontend', json, body);
+      assert.equal(socket.status, inject.status, body);
+      assert.deepEqual(
+        Object.keys(socket.headers).sort(),
+        Object.keys(inject.headers).sort(),
+        body,
+      );
+      if (socket.status !== 200) assert.equal(socket.body, inject.body, body);
+    }
+    assert.equal(front.answered - answeredBefore, bodies.length);
+    assert.ok(bodies.length > 20);
   });
 
   it('hands the other POSTs to the routes', async () => {

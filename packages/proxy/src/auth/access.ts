@@ -1,6 +1,6 @@
 import type { IncomingHttpHeaders } from 'node:http';
 import type { FastifyReply, FastifyRequest } from 'fastify';
-import { type ErrorCode, errorBody, ProxyError } from '../errors.js';
+import { ERROR_CONTENT_TYPE, type ErrorCode, errorBody, ProxyError } from '../errors.js';
 import type { CompiledState } from '../state.js';
 import type { Environment, Environments } from '../sync/environments.js';
 import { KeyTable } from './client-keys.js';
@@ -418,5 +418,5 @@ function refuse(
     return;
   }
   const error = new ProxyError(code, details);
-  void reply.code(error.status).type('application/json; charset=utf-8').send(errorBody(error));
+  void reply.code(error.status).type(ERROR_CONTENT_TYPE).send(errorBody(error));
 }

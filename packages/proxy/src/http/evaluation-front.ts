@@ -7,7 +7,7 @@ import type { Enrichers } from '../context/enrichers.js';
 import type { ContextDefaults } from '../context/from-request.js';
 import { contextFromBody } from '../context/from-request.js';
 import { contextFromQueryString } from '../context/query-string.js';
-import { errorBody, ProxyError } from '../errors.js';
+import { answeredError, ERROR_CONTENT_TYPE, errorBody } from '../errors.js';
 import type { ProxyMetrics } from '../prometheus.js';
 import { type EvaluationFlavour, readEvaluationBody, requestKey } from '../routes/frontend.js';
 import type { CompiledState } from '../state.js';
@@ -78,7 +78,7 @@ export class EvaluationFront {
     this.errorHeaders = Object.freeze({
       ...NOSNIFF,
       ...cors,
-      'content-type': 'application/json; charset=utf-8',
+      'content-type': ERROR_CONTENT_TYPE,
     });
   }
 
@@ -157,10 +157,12 @@ export class EvaluationFront {
     const chunks: Buffer[] = [];
     request.on('data', (chunk: Buffer) => chunks.push(chunk));
     request.on('end', () => {
-      const text =
+      const raw =
         chunks.length === 1
           ? (chunks[0] as Buffer).toString('utf8')
           : Buffer.concat(chunks).toString('utf8');
+      // A blank body is no body, as the routes' parser reads it (`readJsonBodies`).
+      const text = raw.trim() === '' ? '' : raw;
       let status: number;
       try {
         status = this.answerBody(request, response, route.flavour, compiled, ip, text);
@@ -201,9 +203,7 @@ export class EvaluationFront {
 
   /** The error answer the routes give (see `installErrorHandler`); the status sent. */
   private sendError(response: ServerResponse, thrown: unknown): number {
-    const error = thrown instanceof ProxyError ? thrown : new ProxyError('INTERNAL');
-    if (error.code === 'INTERNAL')
-      this.parts.log.error({ err: thrown }, 'unexpected error while answering a request');
+    const error = answeredError(thrown, this.parts.log);
     const body = JSON.stringify(errorBody(error));
     response.writeHead(error.status, {
       ...this.errorHeaders,
