@@ -144,7 +144,8 @@ export function answeredError(raw: unknown, log: Logger): ProxyError {
   const error =
     raw instanceof ProxyError
       ? raw
-      : (fromFastifyError(raw as FastifyError) ?? new ProxyError('INTERNAL'));
+      : ((raw instanceof Error ? fromFastifyError(raw as FastifyError) : undefined) ??
+        new ProxyError('INTERNAL'));
   if (error.code === 'INTERNAL')
     log.error({ err: raw }, 'unexpected error while answering a request');
   return error;

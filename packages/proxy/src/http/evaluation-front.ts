@@ -9,13 +9,19 @@ import { contextFromBody } from '../context/from-request.js';
 import { contextFromQueryString } from '../context/query-string.js';
 import { answeredError, ERROR_CONTENT_TYPE, errorBody } from '../errors.js';
 import type { ProxyMetrics } from '../prometheus.js';
-import { type EvaluationFlavour, readEvaluationBody, requestKey } from '../routes/frontend.js';
+import {
+  type EvaluationFlavour,
+  readEvaluationBody,
+  renderBody,
+  requestKey,
+} from '../routes/frontend.js';
 import type { CompiledState } from '../state.js';
 import type { AddressFilter } from './address-filter.js';
 import { ifNoneMatchHits } from './conditional.js';
 import { fixedCorsHeaders } from './cors.js';
 import { NOSNIFF } from './hooks.js';
-import { type AnswerWriter, type Rendered, renderNamed } from './serialize.js';
+import { nonBlank } from './json-body.js';
+import type { AnswerWriter, Rendered } from './serialize.js';
 
 declare module 'fastify' {
   interface FastifyInstance {
@@ -162,7 +168,7 @@ export class EvaluationFront {
           ? (chunks[0] as Buffer).toString('utf8')
           : Buffer.concat(chunks).toString('utf8');
       // A blank body is no body, as the routes' parser reads it (`readJsonBodies`).
-      const text = raw.trim() === '' ? '' : raw;
+      const text = nonBlank(raw) ?? '';
       let status: number;
       try {
         status = this.answerBody(request, response, route.flavour, compiled, ip, text);
@@ -192,10 +198,11 @@ export class EvaluationFront {
     if (kept !== undefined) return this.send(request, response, kept, flavour.conditionalPost);
     const body = readEvaluationBody(text, flavour.bareContext);
     const context = contextFromBody(body.context, ip, defaults);
-    const rendered =
-      body.toggles === undefined
-        ? writer.renderEvaluations(compiled, context, false, key, flavour.nameOrder)
-        : renderNamed(compiled, context, body.toggles);
+    const rendered = renderBody(writer, compiled, context, body.toggles, {
+      all: false,
+      key,
+      nameOrder: flavour.nameOrder,
+    });
     const status = this.send(request, response, rendered, flavour.conditionalPost);
     writer.settle(response, rendered);
     return status;

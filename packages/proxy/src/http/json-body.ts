@@ -22,6 +22,11 @@ export function parseJson(text: string): unknown {
   }
 }
 
+/** A body's text, or `undefined` when it is empty or blank: such a body is no body. */
+export function nonBlank(text: string): string | undefined {
+  return text === '' || text.trim() === '' ? undefined : text;
+}
+
 /**
  * Replaces the body parsers of `app`'s plugin scope with one for every content type: a body
  * without Content-Type is read as JSON, any other non-JSON type is a 415 (after readiness and
@@ -36,8 +41,8 @@ export function readJsonBodies(app: FastifyInstance, as: 'value' | 'text'): void
       done(new ProxyError('UNSUPPORTED_MEDIA_TYPE'), undefined);
       return;
     }
-    const text = body as string;
-    if (text === '' || text.trim() === '') done(null, undefined);
+    const text = nonBlank(body as string);
+    if (text === undefined) done(null, undefined);
     else if (as === 'text') done(null, text);
     else {
       try {

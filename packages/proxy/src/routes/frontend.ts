@@ -228,17 +228,30 @@ export function evaluateBody(
     if (kept !== undefined) return sendKept(request, reply, kept, headers, conditionalPost);
     const body = readEvaluationBody(text, bareContext);
     const context = contextFromBody(body.context, request.ip, defaults);
-    const names = body.toggles;
     return withContext(
       options,
       context,
-      names === undefined
-        ? (ctx) => writer.renderEvaluations(compiled, ctx, all, key, nameOrder)
-        : (ctx) => renderNamed(compiled, ctx, names),
+      (ctx) => renderBody(writer, compiled, ctx, body.toggles, { all, key, nameOrder }),
       request,
       reply,
     );
   };
+}
+
+/**
+ * The answer to an evaluation body: its named toggles, in the order named, or without them every
+ * toggle enabled for the context (`all`: every toggle), kept under `key` as `renderEvaluations` does.
+ */
+export function renderBody(
+  writer: AnswerWriter,
+  compiled: CompiledState,
+  context: Context,
+  toggles: readonly string[] | undefined,
+  how: { readonly all: boolean; readonly key: string | undefined; readonly nameOrder: boolean },
+): Rendered {
+  return toggles === undefined
+    ? writer.renderEvaluations(compiled, context, how.all, how.key, how.nameOrder)
+    : renderNamed(compiled, context, toggles);
 }
 
 /**
