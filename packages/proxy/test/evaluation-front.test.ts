@@ -1,5 +1,7 @@
 import assert from 'node:assert/strict';
+import { connect } from 'node:net';
 import { after, before, describe, it } from 'node:test';
+import { setTimeout as sleep } from 'node:timers/promises';
 import { createProxy, type ProxyApp, type ProxyOptions } from '@flags/proxy';
 import { request } from 'undici';
 import { realisticContexts, realisticPayload } from './fixtures/realistic.js';
@@ -386,6 +388,43 @@ describe('evaluation front (configured client key, default options)', () => {
       assert.equal(inject.status, 200, JSON.stringify(body));
       assert.deepEqual(Object.keys(socket.headers).sort(), Object.keys(inject.headers).sort());
       assert.ok(Array.isArray(JSON.parse(socket.body).toggles));
+    }
+  });
+
+  it("answers a POST whose body comes in the headers' packet, after them or in pieces", async () => {
+    const front = run.proxy.app.evaluationFront;
+    assert.ok(front);
+    const { port } = new URL(run.base);
+    const body = JSON.stringify({
+      context: { userId: 'user-7', sessionId: 'pieces', properties: { plan: 'pro' } },
+    });
+    const head =
+      `POST /proxy HTTP/1.1\r\nHost: 127.0.0.1\r\nAuthorization: ${CLIENT_KEY}\r\n` +
+      `Content-Type: application/json\r\nContent-Length: ${Buffer.byteLength(body)}\r\n` +
+      'Connection: close\r\n\r\n';
+    const expected = await injected(run.proxy.app, 'POST', '/proxy', json, body);
+    assert.equal(expected.status, 200);
+    const cut = Math.floor(body.length / 2);
+    for (const pieces of [
+      [head + body],
+      [head, body],
+      [head, body.slice(0, cut), body.slice(cut)],
+    ]) {
+      const answeredBefore: number = front.answered;
+      const socket = connect(Number(port), '127.0.0.1');
+      const received: Buffer[] = [];
+      socket.on('data', (chunk: Buffer) => received.push(chunk));
+      const closed = new Promise((resolve) => socket.on('close', resolve));
+      for (const piece of pieces) {
+        socket.write(piece);
+        await sleep(30);
+      }
+      await closed;
+      const text = Buffer.concat(received).toString('utf8');
+      const bodyAt = text.indexOf('\r\n\r\n') + 4;
+      assert.match(text, /^HTTP\/1\.1 200 /, `${pieces.length} piece(s)`);
+      assert.equal(text.slice(bodyAt), expected.body, `${pieces.length} piece(s)`);
+      assert.equal(front.answered - answeredBefore, 1, `${pieces.length} piece(s)`);
     }
   });
 
