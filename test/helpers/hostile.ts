@@ -355,11 +355,19 @@ export interface RawAnswer {
   readonly body: string;
 }
 
+/** How long `rawRequest` waits between the pieces of a request, so that each arrives on its own. */
+const PIECE_PAUSE_MS = 30;
+
 /**
  * Writes `raw` bytes to a fresh connection and reads the answer until the server closes or the
  * message is complete; for requests an HTTP client would refuse to send (huge or binary headers).
+ * A list of pieces is written one at a time, with a pause between them (a request that arrives
+ * in parts).
  */
-export function rawRequest(port: number, raw: string | Buffer): Promise<RawAnswer> {
+export function rawRequest(
+  port: number,
+  raw: string | Buffer | readonly (string | Buffer)[],
+): Promise<RawAnswer> {
   return new Promise((resolve, reject) => {
     const socket = connect(port, '127.0.0.1');
     const chunks: Buffer[] = [];
@@ -402,7 +410,16 @@ export function rawRequest(port: number, raw: string | Buffer): Promise<RawAnswe
         reject(new Error('raw request timed out'));
       }
     });
-    socket.write(raw);
+    const [first, ...rest] = typeof raw === 'string' || Buffer.isBuffer(raw) ? [raw] : raw;
+    if (first !== undefined) socket.write(first);
+    rest.forEach((piece, i) => {
+      setTimeout(
+        () => {
+          if (!settled) socket.write(piece);
+        },
+        (i + 1) * PIECE_PAUSE_MS,
+      );
+    });
   });
 }
 

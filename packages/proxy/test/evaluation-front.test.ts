@@ -1,9 +1,8 @@
 import assert from 'node:assert/strict';
-import { connect } from 'node:net';
 import { after, before, describe, it } from 'node:test';
-import { setTimeout as sleep } from 'node:timers/promises';
 import { createProxy, type ProxyApp, type ProxyOptions } from '@flags/proxy';
 import { request } from 'undici';
+import { rawRequest } from '../../../test/helpers/hostile.js';
 import { realisticContexts, realisticPayload } from './fixtures/realistic.js';
 import { EdgeUpstream, onFeature } from './helpers/edge-upstream.js';
 import { CLIENT_KEY, type Listening, startProxy, waitFor } from './helpers/proxy.js';
@@ -411,19 +410,9 @@ describe('evaluation front (configured client key, default options)', () => {
       [head, body.slice(0, cut), body.slice(cut)],
     ]) {
       const answeredBefore: number = front.answered;
-      const socket = connect(Number(port), '127.0.0.1');
-      const received: Buffer[] = [];
-      socket.on('data', (chunk: Buffer) => received.push(chunk));
-      const closed = new Promise((resolve) => socket.on('close', resolve));
-      for (const piece of pieces) {
-        socket.write(piece);
-        await sleep(30);
-      }
-      await closed;
-      const text = Buffer.concat(received).toString('utf8');
-      const bodyAt = text.indexOf('\r\n\r\n') + 4;
-      assert.match(text, /^HTTP\/1\.1 200 /, `${pieces.length} piece(s)`);
-      assert.equal(text.slice(bodyAt), expected.body, `${pieces.length} piece(s)`);
+      const answer = await rawRequest(Number(port), pieces);
+      assert.equal(answer.status, 200, `${pieces.length} piece(s)`);
+      assert.equal(answer.body, expected.body, `${pieces.length} piece(s)`);
       assert.equal(front.answered - answeredBefore, 1, `${pieces.length} piece(s)`);
     }
   });
