@@ -4,7 +4,7 @@ import type { Context } from './types.js';
 export type ContextReader = (context: Context) => string | undefined;
 
 /** Callers outside TypeScript may put numbers or null in `properties`; they read as the SDKs read them. */
-function asString(value: unknown): string | undefined {
+export function asString(value: unknown): string | undefined {
   if (typeof value === 'string') return value;
   return value === undefined || value === null ? undefined : String(value);
 }

@@ -37,6 +37,8 @@ function result(
 
 /** The answers shared by all strategies of one flag. */
 export class FlagResults {
+  /** Every answer made here, in the order made: an answer's place is its number (`ResultMemo`). */
+  readonly outcomes: Evaluation[] = [];
   readonly disabled: Evaluation;
   readonly error: Evaluation;
   readonly static: Evaluation;
@@ -46,10 +48,19 @@ export class FlagResults {
     readonly name: string,
     readonly impressionData: boolean,
   ) {
-    this.disabled = result(name, false, DISABLED_VARIANT, impressionData, Reasons.DISABLED);
-    this.error = result(name, false, DISABLED_VARIANT, impressionData, Reasons.ERROR);
-    this.static = result(name, true, ENABLED_NO_VARIANT, impressionData, Reasons.STATIC);
-    this.targeted = result(name, true, ENABLED_NO_VARIANT, impressionData, Reasons.TARGETING_MATCH);
+    this.disabled = this.made(
+      result(name, false, DISABLED_VARIANT, impressionData, Reasons.DISABLED),
+    );
+    this.error = this.made(result(name, false, DISABLED_VARIANT, impressionData, Reasons.ERROR));
+    this.static = this.made(result(name, true, ENABLED_NO_VARIANT, impressionData, Reasons.STATIC));
+    this.targeted = this.made(
+      result(name, true, ENABLED_NO_VARIANT, impressionData, Reasons.TARGETING_MATCH),
+    );
+  }
+
+  private made(answer: Evaluation): Evaluation {
+    this.outcomes.push(answer);
+    return answer;
   }
 
   /** An enabled answer carrying one variant. */
@@ -66,6 +77,6 @@ export class FlagResults {
             featureEnabled: true,
           },
     );
-    return result(this.name, true, variant, this.impressionData, reason);
+    return this.made(result(this.name, true, variant, this.impressionData, reason));
   }
 }

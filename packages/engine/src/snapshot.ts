@@ -8,6 +8,8 @@ import {
   runFlag,
   type SharedEnvironment,
 } from './compile/feature.js';
+import { ResultMemo } from './compile/memo.js';
+import { flagReads, rawSegments } from './compile/reads.js';
 import { compileSegments } from './compile/segment.js';
 import {
   type CompileOptions,
@@ -38,6 +40,7 @@ function evaluateEntry(entry: Entry, context: Context): Evaluation {
 
 class CompiledSnapshot implements Snapshot {
   readonly names: readonly string[];
+  memoHits = 0;
   private readonly entries: readonly Entry[];
   private readonly byName: ReadonlyMap<string, Entry>;
 
@@ -45,6 +48,7 @@ class CompiledSnapshot implements Snapshot {
     readonly payload: ClientFeatures,
     entries: readonly Entry[],
     private readonly evaluation: EvaluationState,
+    private readonly memo: ResultMemo | undefined,
   ) {
     this.entries = entries;
     this.names = Object.freeze(entries.map((entry) => entry.flag.name));
@@ -88,11 +92,53 @@ class CompiledSnapshot implements Snapshot {
     const evaluation = this.evaluation;
     evaluation.begin(now);
     try {
+      const memo = this.memo;
+      const found = memo !== undefined && evaluation.outermost ? memo.find(context) : 'skip';
+      if (found !== 'skip') return this.evaluateKept(memo as ResultMemo, found, context, visitor);
       for (let i = 0; i < entries.length; i++) visitor.visit(i, run(entries[i]!, context));
       return evaluation.stableUntil;
     } finally {
       evaluation.end();
     }
+  }
+
+  /**
+   * `evaluateEach` with the memo: the kept flags' results from it when it has them (`found`), else
+   * evaluated and kept (`record`, unless one of them drew at random).
+   */
+  private evaluateKept(
+    memo: ResultMemo,
+    found: 'found' | 'record',
+    context: Context,
+    visitor: EvaluationVisitor,
+  ): number {
+    const entries = this.entries;
+    const evaluation = this.evaluation;
+    const kept = memo.kept;
+    if (found === 'found') {
+      this.memoHits++;
+      const { words, shifts, masks, scratch, outcomes } = memo;
+      for (let i = 0, k = 0; i < entries.length; i++) {
+        if (kept[i] === 1) {
+          const code = (scratch[words[k]!]! >>> shifts[k]!) & masks[k]!;
+          k++;
+          visitor.visit(i, outcomes[i]![code]!);
+        } else visitor.visit(i, run(entries[i]!, context));
+      }
+    } else {
+      let keep = true;
+      for (let i = 0, k = 0; i < entries.length; i++) {
+        if (kept[i] === 1) {
+          const stableUntil = evaluation.stableUntil;
+          const result = run(entries[i]!, context);
+          // A stickiness field the context lacks makes a random pick: not the key's result.
+          if (evaluation.stableUntil !== stableUntil || !memo.record(k++, i, result)) keep = false;
+          visitor.visit(i, result);
+        } else visitor.visit(i, run(entries[i]!, context));
+      }
+      if (keep) memo.store();
+    }
+    return evaluation.stableUntil;
   }
 }
 
@@ -123,6 +169,38 @@ function customStrategies(options: CompileOptions): Map<string, CustomStrategy> 
     custom.set(strategy.name, strategy);
   }
   return custom;
+}
+
+/** The memo of a snapshot's flags whose results are kept by the fields they read (`flagReads`). */
+function memoOf(
+  payload: ClientFeatures,
+  entries: readonly Entry[],
+  shared: SharedEnvironment,
+  budgetBytes: number,
+): ResultMemo | undefined {
+  const raws = new Map<string, unknown>();
+  for (const raw of Array.isArray(payload?.features) ? (payload.features as unknown[]) : []) {
+    const name = (raw as { name?: unknown } | null)?.name;
+    if (typeof name === 'string' && !raws.has(name)) raws.set(name, raw);
+  }
+  const segments = rawSegments(payload);
+  const custom = new Set(shared.custom.keys());
+  const fields = new Set<string>();
+  const outcomes = entries.map(({ flag }): readonly Evaluation[] | undefined => {
+    // A flag whose answer is fixed costs nothing to evaluate.
+    if (flag.constant !== undefined) return undefined;
+    const parents = Array.isArray(flag.dependencies)
+      ? flag.dependencies.map((dependency) =>
+          raws.get((dependency as { feature?: unknown } | null)?.feature as string),
+        )
+      : [];
+    const reads = flagReads(raws.get(flag.name), parents, segments, custom);
+    if (reads === undefined) return undefined;
+    for (const field of reads) fields.add(field);
+    return flag.results.outcomes;
+  });
+  const memo = new ResultMemo(fields, outcomes, budgetBytes, shared.maxValueLength);
+  return memo.usable ? memo : undefined;
 }
 
 /**
@@ -167,5 +245,9 @@ export function compile(payload: ClientFeatures, options: CompileOptions = {}): 
   for (const flag of flags.values()) {
     entries.push({ flag, requirements: linkDependencies(flag, flags, shared) });
   }
-  return new CompiledSnapshot(payload, entries, evaluation);
+  const memo =
+    (options.memoBytes ?? 0) > 0
+      ? memoOf(payload, entries, shared, options.memoBytes as number)
+      : undefined;
+  return new CompiledSnapshot(payload, entries, evaluation, memo);
 }

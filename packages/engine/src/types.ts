@@ -79,6 +79,15 @@ export interface CompileOptions {
    * Defaults to `DEFAULT_MAX_CONTEXT_VALUE_LENGTH` (4096).
    */
   readonly maxContextValueLength?: number;
+  /**
+   * Bytes for the results `evaluateEach` keeps per user (`0`, the default: none). The flags whose
+   * answer depends only on context fields that recur across a user's requests (not `sessionId`,
+   * not the clock, no random draw or custom strategy) are kept by those fields' values, one byte
+   * per flag, for contexts with a `userId`; a user who comes back in a new session gets them
+   * without evaluating them again. About half the budget holds the keys and results most recently
+   * asked for, the other half those before.
+   */
+  readonly memoBytes?: number;
 }
 
 /**
@@ -109,6 +118,11 @@ export interface Snapshot {
    * starts (of this snapshot or another) do not change it.
    */
   evaluateEach(context: Context, visitor: EvaluationVisitor, now?: number): number;
+  /**
+   * Calls of `evaluateEach` that took the kept flags' results from the memo
+   * (`CompileOptions.memoBytes`) instead of evaluating them.
+   */
+  readonly memoHits: number;
 }
 
 /** Receives the results of `Snapshot.evaluateEach` one by one. */

@@ -6,7 +6,14 @@ import { createRequire } from 'node:module';
 import { dirname, join } from 'node:path';
 import { after, describe, it } from 'node:test';
 import type { ClientFeatures } from '@flags/schemas';
-import { applyDelta, type Context, compile, type DeltaEvent } from '../src/index.js';
+import {
+  applyDelta,
+  type Context,
+  compile,
+  type DeltaEvent,
+  type Evaluation,
+  type Snapshot,
+} from '../src/index.js';
 
 interface SpecCase {
   readonly description: string;
@@ -46,6 +53,26 @@ function payloadOf(spec: SpecFile): ClientFeatures {
   return state.events ? applyDelta(undefined, state.events) : (spec.state as ClientFeatures);
 }
 
+/**
+ * The flag's answer through `evaluateEach` with the memo on (`memoBytes`), three times over, so
+ * that the third comes from the memo wherever the flag is kept: all three must agree.
+ */
+function throughMemo(snapshot: Snapshot, name: string, context: Context): Evaluation | undefined {
+  const index = snapshot.names.indexOf(name);
+  const answers = [0, 1, 2].map(() => {
+    let found: Evaluation | undefined;
+    snapshot.evaluateEach(context, {
+      visit: (i, result) => {
+        if (i === index) found = result;
+      },
+    });
+    return found;
+  });
+  assert.equal(answers[1]?.enabled, answers[0]?.enabled);
+  assert.equal(answers[2]?.enabled, answers[0]?.enabled);
+  return answers[2];
+}
+
 let toggleTests = 0;
 let variantTests = 0;
 
@@ -54,11 +81,14 @@ for (const file of files) {
   describe(spec.name, () => {
     // Random stickiness cases (file 05) must hold for any draw, so use the real source.
     const snapshot = compile(payloadOf(spec));
+    const memo = compile(payloadOf(spec), { memoBytes: 1 << 20 });
     for (const test of spec.tests ?? []) {
       toggleTests++;
       it(test.description, () => {
         const result = snapshot.evaluate(test.toggleName, toContext(test.context));
         assert.equal(result?.enabled ?? false, test.expectedResult);
+        const kept = throughMemo(memo, test.toggleName, toContext(test.context));
+        assert.equal(kept?.enabled ?? false, test.expectedResult);
       });
     }
     for (const test of spec.variantTests ?? []) {

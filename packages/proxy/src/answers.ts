@@ -1,4 +1,4 @@
-import type { Evaluation } from '@flags/engine';
+import { Doorkeeper, type Evaluation } from '@flags/engine';
 
 /** An evaluation answer kept for one context: the body sent, its ETag, and the results to count. */
 export interface Answer {
@@ -23,53 +23,6 @@ interface SharedBody {
 const DOORKEEPER_SHARE = 1 / 16;
 /** Fewest doorkeeper slots, however small the budget. */
 const MIN_DOORKEEPER_SLOTS = 64;
-
-/**
- * Remembers which request keys were seen recently, so that the answer cache admits a key only on
- * its second sighting (TinyLFU's "doorkeeper"): browsers each send a context of their own (a new
- * `sessionId` per browser), and one-off contexts would fill the cache, cost a body copy each and
- * push out the answers that polling SDKs ask for again. A key is remembered as a 32-bit hash in a
- * slot chosen by that hash, until another key takes the slot: no key strings are kept, the memory
- * is fixed, and a false "seen" (two keys with one hash) only admits an answer early.
- */
-export class Doorkeeper {
-  private readonly slots: Int32Array;
-  private readonly mask: number;
-
-  /** `slots`: rounded down to a power of two. */
-  constructor(slots: number) {
-    const size = 2 ** Math.floor(Math.log2(Math.max(2, slots)));
-    this.slots = new Int32Array(size);
-    this.mask = size - 1;
-  }
-
-  /** Memory the slots take. */
-  get bytes(): number {
-    return this.slots.byteLength;
-  }
-
-  /** Whether `key` was seen before (and its slot kept it since); remembers it either way. */
-  admit(key: string): boolean {
-    const hash = hashKey(key);
-    const slot = hash & this.mask;
-    // 0 marks an empty slot; a hash of 0 is remembered as 1.
-    const mark = hash === 0 ? 1 : hash;
-    if (this.slots[slot] === mark) return true;
-    this.slots[slot] = mark;
-    return false;
-  }
-}
-
-/** FNV-1a over the key's UTF-16 code units, with a final avalanche (murmur3's fmix32). */
-function hashKey(key: string): number {
-  let hash = 0x811c9dc5;
-  for (let i = 0; i < key.length; i++) hash = Math.imul(hash ^ key.charCodeAt(i), 0x01000193);
-  hash ^= hash >>> 16;
-  hash = Math.imul(hash, 0x85ebca6b);
-  hash ^= hash >>> 13;
-  hash = Math.imul(hash, 0xc2b2ae35);
-  return hash ^ (hash >>> 16);
-}
 
 /**
  * Answers of one snapshot by request, within a byte budget: the oldest out first, unless asked

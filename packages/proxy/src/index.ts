@@ -113,6 +113,7 @@ export async function createProxy(
         compile: {
           strategies,
           maxContextValueLength: config.maxContextValueLength,
+          memoBytes: config.evaluationMemoBytes,
           onWarning: (warning) =>
             log.warn({ flag: warning.flag }, `flag evaluation problem: ${warning.message}`),
         },

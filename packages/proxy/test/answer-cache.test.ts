@@ -1,9 +1,9 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import type { Evaluation } from '@flags/engine';
+import { Doorkeeper, type Evaluation } from '@flags/engine';
 import { ConfigError, loadConfig } from '@flags/proxy';
 import type { ClientFeature, ClientFeatures } from '@flags/schemas';
-import { AnswerCache, Doorkeeper } from '../src/answers.js';
+import { AnswerCache } from '../src/answers.js';
 import { smallPayload } from './fixtures/small.js';
 import { type Answer, call, startProxy, waitFor, withKey } from './helpers/proxy.js';
 

@@ -104,4 +104,25 @@ describe('POST /proxy equals @unleash/proxy for 500 contexts and 200 flags', () 
       assert.deepEqual(mine.map(shape), theirs.map(shape));
     }
   });
+
+  it('agrees for users back in new sessions with other fields (the evaluation memo answers)', async () => {
+    const before = ours.proxy.state.current?.snapshot.memoHits ?? 0;
+    for (let session = 0; session < 3; session++) {
+      for (const [i, context] of contexts.slice(0, 100).entries()) {
+        // Another context's fields under this user: a memo keyed on too little would answer wrong.
+        const back = {
+          ...contexts[(i + 1) % 100],
+          userId: context.userId,
+          sessionId: `back-${session}-${i}`,
+        };
+        const [mine, theirs] = await Promise.all([
+          evaluate(ours, back),
+          evaluate(referenceBase, back),
+        ]);
+        assert.deepEqual(mine.map(shape), theirs.map(shape), `context ${JSON.stringify(back)}`);
+      }
+    }
+    const hits = (ours.proxy.state.current?.snapshot.memoHits ?? 0) - before;
+    assert.ok(hits >= 90, `${hits} answers took kept results from the memo`);
+  });
 });

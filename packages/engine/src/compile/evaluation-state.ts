@@ -43,6 +43,11 @@ export class EvaluationState {
     this.stableUntil = Number.POSITIVE_INFINITY;
   }
 
+  /** Whether the evaluation in progress interrupts no other (a nested one must not use `ResultMemo`'s scratch). */
+  get outermost(): boolean {
+    return this.depth === 1;
+  }
+
   /** Ends the evaluation in progress; the one it interrupted, if any, goes on where it was. */
   end(): void {
     if (--this.depth === 0) return;

@@ -113,6 +113,7 @@ function resolve(options: Options) {
     enableTokensEndpoint: options.enableTokensEndpoint,
     maxBodyBytes: options.maxBodyBytes,
     answerCacheBytes: options.answerCacheBytes,
+    evaluationMemoBytes: options.evaluationMemoBytes,
     /** Registrations and usage reports per client address and minute; 0: no limit. */
     reportsPerMinute: options.reportsPerMinute,
     streamingMaxConnections: options.streamingMaxConnections,

@@ -477,6 +477,11 @@ export const proxySchema = Type.Object(
       default: 16777216,
       doc: 'Memory for answers kept per request (client address and query or body) and reused until the flags change (only answers that depend on the context alone; off with `expCustomEnrichers`); `0` turns it off. A request is kept from its second sighting on, so contexts seen once (a new session per browser) take none of it; a sixteenth of it remembers which requests were seen.',
     }),
+    evaluationMemoBytes: option(Type.Integer({ minimum: 0 }), {
+      env: ['PROXY_EVALUATION_MEMO_BYTES'],
+      default: 8388608,
+      doc: 'Memory for flag results kept per user, for each environment (and each project scope of one), so that a user who comes back in a new session (a new `sessionId`, the rest of the context as before) gets most flags without evaluating them: those whose answer depends only on fields other than `sessionId` and the clock (no random draw, no custom strategy), kept by the values of those fields for contexts with a `userId`, one to a few bits a flag. A user is kept from the second sighting on; an eighth of it remembers which were seen. `0` turns it off.',
+    }),
     reportsPerMinute: option(Type.Integer({ minimum: 0 }), {
       env: ['PROXY_REPORT_RATE_LIMIT_PER_MINUTE'],
       default: 600,
