@@ -294,4 +294,28 @@ describe('the evaluation memo (memoBytes)', () => {
     for (let i = 0; i < 3; i++) answers(none, { userId: 'u' });
     assert.equal(none.memoHits, 0);
   });
+
+  it('keeps a share of the users when more come back than it holds, instead of none', () => {
+    const features = payload(
+      Array.from({ length: 20 }, (_, i) => ({
+        name: `rollout-${i}`,
+        enabled: true,
+        strategies: [{ name: 'flexibleRollout', parameters: { rollout: '50', stickiness: 'userId' } }],
+      })),
+    );
+    const plain = compile(features);
+    // Room for about 40 users a generation; 400 users come back in turn, 30 times each. Kept in
+    // order of arrival, each would be pushed out before its return and none ever found.
+    const memo = compile(features, { memoBytes: 8 * 1024 });
+    let evaluations = 0;
+    for (let round = 0; round < 30; round++) {
+      for (let user = 0; user < 400; user++) {
+        const context = { userId: `user-${user}`, sessionId: `s${round}` };
+        assert.deepEqual(answers(memo, context).json, answers(plain, context).json);
+        evaluations++;
+      }
+    }
+    assert.ok(memo.memoHits > evaluations / 20, `${memo.memoHits} of ${evaluations} from the memo`);
+  });
 });
+

@@ -27,7 +27,12 @@ describe('POST /proxy equals @unleash/proxy for 500 contexts and 200 flags', () 
   let referenceBase: string;
 
   before(async () => {
-    ours = await startProxy(payload, { refreshInterval: 60_000, flagsAppName: 'differential' });
+    // Results kept per user on (evaluationMemoBytes), so that returning users get them from it.
+    ours = await startProxy(payload, {
+      refreshInterval: 60_000,
+      flagsAppName: 'differential',
+      evaluationMemoBytes: 1 << 20,
+    });
     await ours.proxy.poller.ready;
     const { createApp } = require('@unleash/proxy') as {
       createApp: (options: Record<string, unknown>) => {

@@ -11,6 +11,8 @@ const NAMED_FIELDS: ReadonlySet<string> = new Set([
 ]);
 /** Rough cost of one kept key besides its characters and codes: the Map slot, the string's header. */
 const KEY_OVERHEAD = 64;
+/** At most 1 in 2^this of the keys the doorkeeper admits are kept while the memo is overrun. */
+const MAX_SAMPLE_SHIFT = 4;
 /** Longest key kept (UTF-16 code units): a context with longer values is evaluated, not kept. */
 const MAX_KEY_LENGTH = 1024;
 /**
@@ -70,6 +72,16 @@ export class ResultMemo {
   private readonly values: (string | undefined)[];
   /** The key `find` made last. */
   private key = '';
+  /**
+   * Keys kept are 1 in 2^sampleShift of those admitted (chosen by their hash, so always the same
+   * ones): raised when a generation fills before its entries were found as often as they were
+   * kept, when more users come back than it holds and each would push out the next before its
+   * return; lowered again when they are found far more often.
+   */
+  private sampleShift = 0;
+  /** Entries `store`d, and lookups served, since the newer generation started. */
+  private stored = 0;
+  private served = 0;
 
   /**
    * @param fields the context fields the kept flags read
@@ -144,7 +156,8 @@ export class ResultMemo {
       if (value !== undefined) hash = hashText(hash, value);
     }
     this.doorkeeper ??= new Doorkeeper(this.doorkeeperSlots);
-    if (!this.doorkeeper.admitHash(finishHash(hash))) return 'skip';
+    const hashed = finishHash(hash);
+    if (!this.doorkeeper.admitHash(hashed)) return 'skip';
     let key = '';
     for (let i = 0; i < values.length; i++) {
       const value = values[i];
@@ -154,13 +167,18 @@ export class ResultMemo {
     this.key = key;
     const newer = this.newer.get(key);
     if (newer !== undefined) {
+      this.served++;
       this.load(this.newerCodes as Uint32Array, newer);
       return 'found';
     }
     const older = this.older.get(key);
-    if (older === undefined) return 'record';
+    if (older === undefined) {
+      const sampled = this.sampleShift === 0 || hashed >>> (32 - this.sampleShift) === 0;
+      return sampled ? 'record' : 'skip';
+    }
+    this.served++;
     this.load(this.olderCodes as Uint32Array, older);
-    this.store();
+    this.keep();
     return 'found';
   }
 
@@ -196,11 +214,23 @@ export class ResultMemo {
     return true;
   }
 
-  /** Keeps the codes `record` noted (or `find` loaded) under the key `find` last made. */
+  /** Keeps the codes `record` noted under the key `find` last made. */
   store(): void {
+    this.stored++;
+    this.keep();
+  }
+
+  /** Keeps the codes in `scratch` under the key `find` last made, in the newer generation. */
+  private keep(): void {
     const key = this.key;
     const cost = 4 * this.width + KEY_OVERHEAD + key.length;
     if (this.newer.size >= this.capacity || this.newerBytes + cost > this.generationBytes) {
+      if (this.served < this.stored) {
+        this.sampleShift = Math.min(MAX_SAMPLE_SHIFT, this.sampleShift + 1);
+      } else if (this.served > 4 * this.stored)
+        this.sampleShift = Math.max(0, this.sampleShift - 1);
+      this.served = 0;
+      this.stored = 0;
       this.older = this.newer;
       this.olderCodes = this.newerCodes;
       this.newer = new Map();
