@@ -300,7 +300,9 @@ describe('the evaluation memo (memoBytes)', () => {
       Array.from({ length: 20 }, (_, i) => ({
         name: `rollout-${i}`,
         enabled: true,
-        strategies: [{ name: 'flexibleRollout', parameters: { rollout: '50', stickiness: 'userId' } }],
+        strategies: [
+          { name: 'flexibleRollout', parameters: { rollout: '50', stickiness: 'userId' } },
+        ],
       })),
     );
     const plain = compile(features);
@@ -318,4 +320,3 @@ describe('the evaluation memo (memoBytes)', () => {
     assert.ok(memo.memoHits > evaluations / 20, `${memo.memoHits} of ${evaluations} from the memo`);
   });
 });
-

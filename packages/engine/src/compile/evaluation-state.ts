@@ -43,7 +43,10 @@ export class EvaluationState {
     this.stableUntil = Number.POSITIVE_INFINITY;
   }
 
-  /** Whether the evaluation in progress interrupts no other (a nested one must not use `ResultMemo`'s scratch). */
+  /**
+   * Whether the evaluation in progress interrupts no other: a nested one (started by a visitor or
+   * a custom strategy) must leave `ResultMemo`'s scratch memory to the outer one.
+   */
   get outermost(): boolean {
     return this.depth === 1;
   }

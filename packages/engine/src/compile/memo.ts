@@ -9,8 +9,10 @@ const NAMED_FIELDS: ReadonlySet<string> = new Set([
   'userId',
   'remoteAddress',
 ]);
-/** Rough cost of one kept key besides its characters and codes: the Map slot, the string's header. */
+/** Rough cost of one kept key besides its characters: the Map slot, the string's header. */
 const KEY_OVERHEAD = 64;
+/** Key length a generation's room for codes is sized for (a few ids, an address, a few properties). */
+const TYPICAL_KEY_LENGTH = 64;
 /** At most 1 in 2^this of the keys the doorkeeper admits are kept while the memo is overrun. */
 const MAX_SAMPLE_SHIFT = 4;
 /** Longest key kept (UTF-16 code units): a context with longer values is evaluated, not kept. */
@@ -41,7 +43,7 @@ function marked(value: string): boolean {
  * A result is kept as its number among its flag's results (`FlagResults.outcomes`), packed in as
  * few bits as that flag needs (two for most), in memory reused for the snapshot's life. A key is
  * kept from its second sighting on (a `Doorkeeper`), so users seen once cost no more than the
- * lookup. Two generations of keys, each about half of the rest of the budget: when the newer is
+ * lookup. Two generations of keys and their codes, each half of the rest of the budget: when the newer is
  * full it becomes the older and the older is dropped, and a key found in the older moves to the
  * newer, so what is asked for stays (a cheap least-recently-used).
  */
@@ -65,7 +67,8 @@ export class ResultMemo {
   private older = new Map<string, number>();
   private newerCodes: Uint32Array | undefined;
   private olderCodes: Uint32Array | undefined;
-  private newerBytes = 0;
+  /** Bytes the newer generation takes: its block of codes and the keys kept so far. */
+  private newerBytes: number;
   /** One entry's codes on their way in (`record`, then `store`) or out (`find`). */
   readonly scratch: Uint32Array;
   /** The values of the context `find` looks up, in key order. */
@@ -123,7 +126,15 @@ export class ResultMemo {
     this.scratch = new Uint32Array(this.width);
     this.doorkeeperSlots = (budgetBytes * DOORKEEPER_SHARE) / 4;
     this.generationBytes = (budgetBytes * (1 - DOORKEEPER_SHARE)) / 2;
-    this.capacity = Math.max(0, Math.floor(this.generationBytes / (4 * this.width + KEY_OVERHEAD)));
+    // A generation's codes are one block (counted first); its keys take the rest of its share.
+    const entryBytes = 4 * this.width + KEY_OVERHEAD + TYPICAL_KEY_LENGTH;
+    this.capacity = Math.max(0, Math.floor(this.generationBytes / entryBytes));
+    this.newerBytes = this.codeBytes;
+  }
+
+  /** Bytes of a generation's block of codes. */
+  private get codeBytes(): number {
+    return 4 * this.width * this.capacity;
   }
 
   /** Whether keeping anything is possible at all (a budget too small, or no flag to keep). */
@@ -223,7 +234,7 @@ export class ResultMemo {
   /** Keeps the codes in `scratch` under the key `find` last made, in the newer generation. */
   private keep(): void {
     const key = this.key;
-    const cost = 4 * this.width + KEY_OVERHEAD + key.length;
+    const cost = KEY_OVERHEAD + key.length;
     if (this.newer.size >= this.capacity || this.newerBytes + cost > this.generationBytes) {
       if (this.served < this.stored) {
         this.sampleShift = Math.min(MAX_SAMPLE_SHIFT, this.sampleShift + 1);
@@ -235,7 +246,7 @@ export class ResultMemo {
       this.olderCodes = this.newerCodes;
       this.newer = new Map();
       this.newerCodes = undefined;
-      this.newerBytes = 0;
+      this.newerBytes = this.codeBytes;
     }
     this.newerCodes ??= new Uint32Array(this.capacity * this.width);
     const offset = this.newer.size * this.width;
