@@ -38,7 +38,7 @@ export interface ConstraintEnvironment {
  * Date operators compare the evaluation's time (or `currentTime`), never a context string. A
  * constant: typed read-only, nothing adds to it after the module loads.
  */
-const CLOCK_OPERATORS: ReadonlySet<string> = new Set(['DATE_AFTER', 'DATE_BEFORE']);
+export const CLOCK_OPERATORS: ReadonlySet<string> = new Set(['DATE_AFTER', 'DATE_BEFORE']);
 
 /**
  * The check of a constraint on `contextName`: its field read once, then the operator's answer,

@@ -1,4 +1,5 @@
 import { BUILT_IN_STRATEGIES } from '../strategies/index.js';
+import { CLOCK_OPERATORS } from './constraint.js';
 
 /**
  * Which context fields a flag's answer can depend on, read off the payload: what `ResultMemo`
@@ -15,7 +16,6 @@ export type FieldReads = ReadonlySet<string>;
 
 /** Fields whose values are new for (nearly) every request, or that stand for the clock. */
 const UNMEMOIZABLE_FIELDS: ReadonlySet<string> = new Set(['sessionId', 'currentTime']);
-const CLOCK_OPERATORS: ReadonlySet<string> = new Set(['DATE_AFTER', 'DATE_BEFORE']);
 
 type Raw = Record<string, unknown>;
 
