@@ -175,14 +175,10 @@ function customStrategies(options: CompileOptions): Map<string, CustomStrategy> 
 function memoOf(
   payload: ClientFeatures,
   entries: readonly Entry[],
+  raws: ReadonlyMap<string, unknown>,
   shared: SharedEnvironment,
   budgetBytes: number,
 ): ResultMemo | undefined {
-  const raws = new Map<string, unknown>();
-  for (const raw of Array.isArray(payload?.features) ? (payload.features as unknown[]) : []) {
-    const name = (raw as { name?: unknown } | null)?.name;
-    if (typeof name === 'string' && !raws.has(name)) raws.set(name, raw);
-  }
   const segments = rawSegments(payload);
   const custom = new Set(shared.custom.keys());
   const fields = new Set<string>();
@@ -228,6 +224,8 @@ export function compile(payload: ClientFeatures, options: CompileOptions = {}): 
   const rawFeatures: unknown = payload?.features;
   if (!Array.isArray(rawFeatures)) options.onWarning?.({ message: '"features" is not a list' });
   const flags = new Map<string, CompiledFlag>();
+  /** Each compiled flag's definition as the payload gives it (what `memoOf` reads). */
+  const raws = new Map<string, unknown>();
   for (const raw of Array.isArray(rawFeatures) ? rawFeatures : []) {
     const flag = compileFeature(raw, shared);
     if (flag === undefined) continue;
@@ -239,6 +237,7 @@ export function compile(payload: ClientFeatures, options: CompileOptions = {}): 
       continue;
     }
     flags.set(flag.name, flag);
+    raws.set(flag.name, raw);
   }
   checks.seal();
   const entries: Entry[] = [];
@@ -247,7 +246,7 @@ export function compile(payload: ClientFeatures, options: CompileOptions = {}): 
   }
   const memo =
     (options.memoBytes ?? 0) > 0
-      ? memoOf(payload, entries, shared, options.memoBytes as number)
+      ? memoOf(payload, entries, raws, shared, options.memoBytes as number)
       : undefined;
   return new CompiledSnapshot(payload, entries, evaluation, memo);
 }
