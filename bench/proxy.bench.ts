@@ -5,7 +5,8 @@
 // traffic: "unique", every GET a never-seen context (a new sessionId, written by `setupRequest`),
 // and "recurring", GET and POST /proxy cycling through 500 contexts, as polling SDKs repeat
 // theirs. Servers alternate over 2 rounds; it prints req/s, p50/p99 latency, server CPU µs per
-// request, peak RSS and the ratios. CPU per request (the child's user + system time over the
+// request, peak RSS and the ratios. Each run is first warmed up untimed (`BENCH_WARMUP_S`, 2 s), so
+// that no figure includes a server's compiling its hot code. CPU per request (the child's user + system time over the
 // responses it sent) depends far less on other load on the machine than req/s does. "Of bare"
 // divides by the bare server driven by the fixed request list; the bare server driven by the
 // unique shape too shows how fast the load generator can send never-seen requests at all.
@@ -23,6 +24,8 @@ import { buildProxy, evaluationRequest, PROXY_COMMAND, waitReady } from './proxy
 const CLIENT_KEY = 'bench-client-key';
 const DURATION_S = Number(process.env.BENCH_DURATION_S ?? 10);
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 2);
+/** Untimed load each run gets before its first measured one: V8 compiles the hot code meanwhile. */
+const WARMUP_S = Number(process.env.BENCH_WARMUP_S ?? 2);
 const CONNECTIONS = 32;
 const ROOT = fileURLToPath(new URL('..', import.meta.url));
 /** Kernel clock ticks per second (`getconf CLK_TCK`), the unit of /proc CPU times. */
@@ -188,12 +191,16 @@ interface Measure {
   readonly errors: number;
 }
 
-async function load(child: Child, list: autocannon.Request[]): Promise<Measure> {
+async function load(
+  child: Child,
+  list: autocannon.Request[],
+  seconds = DURATION_S,
+): Promise<Measure> {
   const cpuBefore = cpuMicros(child.process.pid);
   const result = await autocannon({
     url: child.base,
     connections: CONNECTIONS,
-    duration: DURATION_S,
+    duration: seconds,
     requests: list,
   });
   return {
@@ -351,6 +358,12 @@ async function bench(): Promise<void> {
   const measures = new Map<Run, Measure[]>();
   const label = (run: Run) =>
     `${run.flags} flags ${run.shape} ${run.scenario} ${run.server.name}`.padEnd(48);
+  // The unique shape's warm-up draws from the same session counter, so no measured context recurs.
+  if (WARMUP_S > 0) {
+    console.log(`warm-up: ${WARMUP_S} s of each run, untimed`);
+    for (const run of runs)
+      await load(run.server.child, shapeRequests(run.shape, run.scenario, sessions), WARMUP_S);
+  }
   for (let round = 1; round <= ROUNDS; round++) {
     console.log(`round ${round}`);
     // Every other round runs in reverse, so that no server always goes first.
