@@ -8,9 +8,9 @@
 // request, peak RSS and the ratios. Each run is first warmed up untimed (`BENCH_WARMUP_S`, 2 s),
 // so that no figure includes a server compiling its hot code. CPU per request (the child's user +
 // system time over the responses it sent) depends far less on other load on the machine than
-// req/s does. "Of bare"
-// divides by the bare server driven by the fixed request list; the bare server driven by the
-// unique shape too shows how fast the load generator can send never-seen requests at all.
+// req/s does. "Of bare" divides by the bare server driven by the fixed request list; the bare
+// server driven by the unique shape too shows how fast the load generator can send never-seen
+// requests at all.
 import { type ChildProcess, spawn, spawnSync } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
