@@ -82,10 +82,11 @@ export interface CompileOptions {
   /**
    * Bytes for the results `evaluateEach` keeps per user (`0`, the default: none). The flags whose
    * answer depends only on context fields that recur across a user's requests (not `sessionId`,
-   * not the clock, no random draw or custom strategy) are kept by those fields' values, one byte
-   * per flag, for contexts with a `userId`; a user who comes back in a new session gets them
-   * without evaluating them again. About half the budget holds the keys and results most recently
-   * asked for, the other half those before.
+   * not the clock, no random draw or custom strategy) are kept by those fields' values, in as few
+   * bits per flag as its results need, for contexts with a `userId`, from a user's second sighting
+   * on; a user who comes back in a new session gets them without evaluating them again. An eighth
+   * of the budget remembers which users were seen; of the rest, half holds the keys and results
+   * most recently asked for, the other half those before (`ResultMemo`).
    */
   readonly memoBytes?: number;
 }
