@@ -10,7 +10,8 @@
 // system time over the responses it sent) depends far less on other load on the machine than
 // req/s does. "Of bare" divides by the bare server driven by the fixed request list; the bare
 // server driven by the unique shape too shows how fast the load generator can send never-seen
-// requests at all.
+// requests at all, and "the floor" (that bare server also parsing each context and evaluating
+// every flag with the engine) what evaluation alone leaves of bare.
 import { type ChildProcess, spawn, spawnSync } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
@@ -33,10 +34,10 @@ const ROOT = fileURLToPath(new URL('..', import.meta.url));
 const CLOCK_TICKS = Number(spawnSync('getconf', ['CLK_TCK'], { encoding: 'utf8' }).stdout) || 100;
 
 /**
- * The reference and the bare server, in plain JavaScript so that no TypeScript loader inflates the
- * measured RSS: each starts, then prints `{"port": n}`.
+ * The reference, the bare server and the floor, in plain JavaScript so that no TypeScript loader
+ * inflates the measured RSS: each starts, then prints `{"port": n}`.
  */
-const CHILD_CODE: Record<'reference' | 'bare', string> = {
+const CHILD_CODE: Record<'reference' | 'bare' | 'floor', string> = {
   reference: `
     const { createRequire } = await import('node:module');
     const require = createRequire(process.cwd() + '/');
@@ -62,6 +63,28 @@ const CHILD_CODE: Record<'reference' | 'bare', string> = {
         response.writeHead(200, { 'content-type': 'application/json; charset=utf-8', 'content-length': body.length });
         response.end(body);
       });
+    });
+    server.listen(0, '127.0.0.1', () => report(server.address().port));`,
+  // The bare server that also does what no server answering a context can skip: it reads the
+  // context from the query (flags-proxy's parser) and evaluates every flag of the upstream's
+  // payload with @flags/engine, then sends the same fixed body. What the engine leaves of bare.
+  floor: `
+    const { createServer } = await import('node:http');
+    const { compile } = await import('@flags/engine');
+    const { contextFromQueryString } = await import('./packages/proxy/dist/context/query-string.js');
+    const payload = await (await fetch(UPSTREAM + '/client/features', { headers: { authorization: 'bench-token' } })).json();
+    const snapshot = compile(payload);
+    const defaults = { appName: 'bench', environment: undefined, ignoreCallerRemoteAddress: false };
+    let enabled = 0;
+    const visitor = { visit: (index, result) => { if (result.enabled) enabled++; } };
+    const body = Buffer.from('{"toggles":[' + '"x",'.repeat(Math.max(0, Math.floor((BYTES - 16) / 4))) + '"x"]}');
+    const server = createServer((request, response) => {
+      const url = request.url;
+      const query = url.indexOf('?');
+      const context = contextFromQueryString(query < 0 ? '' : url.slice(query + 1), request.socket.remoteAddress, defaults);
+      snapshot.evaluateEach(context, visitor);
+      response.writeHead(200, { 'content-type': 'application/json; charset=utf-8', 'content-length': body.length });
+      response.end(body);
     });
     server.listen(0, '127.0.0.1', () => report(server.address().port));`,
 };
@@ -100,7 +123,7 @@ async function startCommand(upstreamUrl: string, env: Record<string, string> = {
 }
 
 function startChild(
-  role: 'reference' | 'bare',
+  role: 'reference' | 'bare' | 'floor',
   upstreamUrl: string,
   bodyBytes = 0,
 ): Promise<Child> {
@@ -350,7 +373,17 @@ async function bench(): Promise<void> {
     runs.push({ flags, shape: 'recurring', scenario: 'GET', server: bare });
     // The same bare server under the unique shape: how fast the load generator itself can send
     // never-seen requests (it writes every path as it goes), the ceiling of any server in that run.
-    if (flags === 200) runs.push({ flags, shape: 'unique', scenario: 'GET', server: bare });
+    if (flags === 200) {
+      runs.push({ flags, shape: 'unique', scenario: 'GET', server: bare });
+      // The floor under the same requests: the most any server evaluating with the engine can
+      // answer in this run.
+      const floor: Server = {
+        name: 'floor (bare + engine)',
+        child: await startChild('floor', upstreamOf(flags), bytes),
+      };
+      servers.push(floor);
+      runs.push({ flags, shape: 'unique', scenario: 'GET', server: floor });
+    }
   }
   console.log(
     `${CONNECTIONS} connections, ${DURATION_S} s per run, ${ROUNDS} rounds; unique: every GET a new sessionId over ${USERS} users; recurring: 500 contexts; average GET body ${FLAG_COUNTS.map((flags) => `${bodyOf.get(flags)} B at ${flags} flags`).join(', ')}`,
@@ -417,6 +450,7 @@ async function bench(): Promise<void> {
   for (const [run, m] of summary) {
     const bare = bareAt(run.flags);
     const isBare = run.server === bareOf.get(run.flags);
+    const isFloor = run.server.name.startsWith('floor');
     const reference = find(run.flags, run.shape, run.scenario, '@unleash/proxy');
     const ours = run.server.name.startsWith('flags-proxy');
     rows.push([
@@ -429,7 +463,7 @@ async function bench(): Promise<void> {
       m.p99.toFixed(1),
       m.cpu.toFixed(0),
       peakRssMb(run.server.child.process.pid).toFixed(0),
-      ours || (isBare && run.shape === 'unique') ? (m.rps / bare.rps).toFixed(2) : '',
+      ours || isFloor || (isBare && run.shape === 'unique') ? (m.rps / bare.rps).toFixed(2) : '',
       ours && reference ? `${(m.rps / reference.rps).toFixed(1)}×` : '',
     ]);
   }
@@ -461,6 +495,10 @@ async function bench(): Promise<void> {
   const uniqueOurs = find(200, 'unique', 'GET', 'flags-proxy') as Measure;
   console.log(
     `  the unique shape's ceiling: the bare server driven by the same never-seen requests answers ${ceiling.rps.toFixed(0)} req/s, ${(ceiling.rps / bareAt(200).rps).toFixed(2)} of bare (the load generator writing each request is the limit); flags-proxy's unique GET is ${(uniqueOurs.rps / ceiling.rps).toFixed(2)} of it, and its CPU per request ${(ceiling.cpu / uniqueOurs.cpu).toFixed(2)} of the bare server's (${ceiling.cpu.toFixed(0)} µs)`,
+  );
+  const floor = find(200, 'unique', 'GET', 'floor') as Measure;
+  console.log(
+    `  the floor: the bare server that also reads each never-seen context and evaluates the 200 flags with the engine (same fixed body) answers ${floor.rps.toFixed(0)} req/s, ${(floor.rps / bareAt(200).rps).toFixed(2)} of bare, ${floor.cpu.toFixed(0)} µs CPU/req: the evaluation alone costs ${(floor.cpu - ceiling.cpu).toFixed(0)} µs; flags-proxy's unique GET is ${(uniqueOurs.rps / floor.rps).toFixed(2)} of the floor, ${(uniqueOurs.cpu - floor.cpu).toFixed(0)} µs more per request (the answer built, its headers, the answer cache, usage counts)`,
   );
   const uniqueServer = servers.find((s) => s.name === 'flags-proxy 200') as Server;
   const recurringServer = servers.find((s) => s.name === 'flags-proxy') as Server;
