@@ -498,7 +498,7 @@ async function bench(): Promise<void> {
   );
   const floor = find(200, 'unique', 'GET', 'floor') as Measure;
   console.log(
-    `  the floor: the bare server that also reads each never-seen context and evaluates the 200 flags with the engine (same fixed body) answers ${floor.rps.toFixed(0)} req/s, ${(floor.rps / bareAt(200).rps).toFixed(2)} of bare, ${floor.cpu.toFixed(0)} µs CPU/req: the evaluation alone costs ${(floor.cpu - ceiling.cpu).toFixed(0)} µs; flags-proxy's unique GET is ${(uniqueOurs.rps / floor.rps).toFixed(2)} of the floor, ${(uniqueOurs.cpu - floor.cpu).toFixed(0)} µs more per request (the answer built, its headers, the answer cache, usage counts)`,
+    `  the floor: the bare server that also reads each never-seen context and evaluates the 200 flags with the engine (same fixed body) answers ${floor.rps.toFixed(0)} req/s, ${(floor.rps / bareAt(200).rps).toFixed(2)} of bare, ${floor.cpu.toFixed(0)} µs CPU/req: reading the context and evaluating cost ${(floor.cpu - ceiling.cpu).toFixed(0)} µs; flags-proxy's unique GET is ${(uniqueOurs.rps / floor.rps).toFixed(2)} of the floor, ${(uniqueOurs.cpu - floor.cpu).toFixed(0)} µs more per request (the answer built, its headers, the answer cache, usage counts)`,
   );
   const uniqueServer = servers.find((s) => s.name === 'flags-proxy 200') as Server;
   const recurringServer = servers.find((s) => s.name === 'flags-proxy') as Server;
