@@ -33,6 +33,14 @@ const ROOT = fileURLToPath(new URL('..', import.meta.url));
 /** Kernel clock ticks per second (`getconf CLK_TCK`), the unit of /proc CPU times. */
 const CLOCK_TICKS = Number(spawnSync('getconf', ['CLK_TCK'], { encoding: 'utf8' }).stdout) || 100;
 
+/** The one answer of the bare server and the floor, `send(response)`: `BYTES` bytes, two headers. */
+const FIXED_ANSWER = `
+    const body = Buffer.from('{"toggles":[' + '"x",'.repeat(Math.max(0, Math.floor((BYTES - 16) / 4))) + '"x"]}');
+    const send = (response) => {
+      response.writeHead(200, { 'content-type': 'application/json; charset=utf-8', 'content-length': body.length });
+      response.end(body);
+    };`;
+
 /**
  * The reference, the bare server and the floor, in plain JavaScript so that no TypeScript loader
  * inflates the measured RSS: each starts, then prints `{"port": n}`.
@@ -56,13 +64,10 @@ const CHILD_CODE: Record<'reference' | 'bare' | 'floor', string> = {
     });`,
   bare: `
     const { createServer } = await import('node:http');
-    const body = Buffer.from('{"toggles":[' + '"x",'.repeat(Math.max(0, Math.floor((BYTES - 16) / 4))) + '"x"]}');
+    ${FIXED_ANSWER}
     const server = createServer((request, response) => {
       request.resume();
-      request.on('end', () => {
-        response.writeHead(200, { 'content-type': 'application/json; charset=utf-8', 'content-length': body.length });
-        response.end(body);
-      });
+      request.on('end', () => send(response));
     });
     server.listen(0, '127.0.0.1', () => report(server.address().port));`,
   // The bare server that also does what no server answering a context can skip: it reads the
@@ -75,16 +80,14 @@ const CHILD_CODE: Record<'reference' | 'bare' | 'floor', string> = {
     const payload = await (await fetch(UPSTREAM + '/client/features', { headers: { authorization: 'bench-token' } })).json();
     const snapshot = compile(payload);
     const defaults = { appName: 'bench', environment: undefined, ignoreCallerRemoteAddress: false };
-    let enabled = 0;
-    const visitor = { visit: (index, result) => { if (result.enabled) enabled++; } };
-    const body = Buffer.from('{"toggles":[' + '"x",'.repeat(Math.max(0, Math.floor((BYTES - 16) / 4))) + '"x"]}');
+    const visitor = { visit() {} };
+    ${FIXED_ANSWER}
     const server = createServer((request, response) => {
       const url = request.url;
       const query = url.indexOf('?');
       const context = contextFromQueryString(query < 0 ? '' : url.slice(query + 1), request.socket.remoteAddress, defaults);
       snapshot.evaluateEach(context, visitor);
-      response.writeHead(200, { 'content-type': 'application/json; charset=utf-8', 'content-length': body.length });
-      response.end(body);
+      send(response);
     });
     server.listen(0, '127.0.0.1', () => report(server.address().port));`,
 };
