@@ -180,7 +180,7 @@ export const serverSchema = Type.Object({
     env: ['CLIENT_INSTANCE_RETENTION_DAYS'],
     default: 7,
     fromEnv: number,
-    doc: 'SDK instances (registrations and metrics senders) not seen for this many days are deleted (checked hourly, in batches).',
+    doc: 'SDK instances (registrations and metrics senders) not seen for this many days are deleted (checked hourly, in batches), and so are applications not seen for as long once none of their instances is left.',
   }),
   clientMetricsRetentionDays: option(positive(MIN_METRICS_RETENTION_DAYS), {
     env: ['CLIENT_METRICS_RETENTION_DAYS'],

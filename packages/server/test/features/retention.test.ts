@@ -57,6 +57,17 @@ for (const backend of backends) {
          VALUES ($1, 'app', 'development', $2, 'blue', 5)`,
         [feature, hour],
       );
+    const application = (name: string, seenAt: Date) =>
+      db.query(
+        'INSERT INTO client_applications (app_name, created_at, seen_at) VALUES ($1, $2, $2)',
+        [name, seenAt],
+      );
+    const applications = async () =>
+      (
+        await db.query<{ name: string }>(
+          'SELECT app_name AS name FROM client_applications ORDER BY app_name',
+        )
+      ).map((row) => row.name);
     const remaining = async () => ({
       instances: (
         await db.query<{ id: string }>(
@@ -87,7 +98,7 @@ for (const backend of backends) {
     });
     beforeEach(async () => {
       await db.exec(
-        'DELETE FROM client_instances; DELETE FROM client_metrics; DELETE FROM client_metrics_variants;',
+        'DELETE FROM client_instances; DELETE FROM client_metrics; DELETE FROM client_metrics_variants; DELETE FROM client_applications;',
       );
     });
 
@@ -106,6 +117,7 @@ for (const backend of backends) {
         instances: { deleted: 2, batches: 1 },
         metrics: { deleted: 2, batches: 1 },
         variants: { deleted: 2, batches: 1 },
+        applications: { deleted: 0, batches: 1 },
       });
       const kept = ago(8 * DAY_MS - HOUR_MS).toISOString();
       assert.deepEqual(await remaining(), {
@@ -118,7 +130,29 @@ for (const backend of backends) {
         instances: { deleted: 0, batches: 1 },
         metrics: { deleted: 0, batches: 1 },
         variants: { deleted: 0, batches: 1 },
+        applications: { deleted: 0, batches: 1 },
       });
+    });
+
+    it('deletes applications not seen for the instance retention once none of their instances is left', async () => {
+      // Issue 40: every new app name a registration or report carries was kept for ever.
+      await application('made-up', ago(30 * DAY_MS));
+      await application('gone', ago(7 * DAY_MS + 60_000));
+      await application('quiet', ago(7 * DAY_MS - 60_000));
+      await application('live', NOW);
+      // Not seen by its application's row for long, but one of its instances still is.
+      await application('app', ago(30 * DAY_MS));
+      await instance('still-here', ago(DAY_MS));
+      const result = await runRetention(db, NOW, settings);
+      assert.deepEqual(result?.applications, { deleted: 2, batches: 1 });
+      assert.deepEqual(await applications(), ['app', 'live', 'quiet']);
+      // Once its last instance has gone, the application goes with it.
+      const later = new Date(NOW.getTime() + 7 * DAY_MS);
+      assert.deepEqual((await runRetention(db, later, settings))?.applications, {
+        deleted: 2,
+        batches: 1,
+      });
+      assert.deepEqual(await applications(), ['live']);
     });
 
     it('deletes in bounded batches until nothing old is left', async () => {
@@ -134,6 +168,7 @@ for (const backend of backends) {
         instances: { deleted: 25, batches: 3 },
         metrics: { deleted: 25, batches: 3 },
         variants: { deleted: 25, batches: 3 },
+        applications: { deleted: 0, batches: 1 },
       });
       assert.deepEqual(await remaining(), { instances: ['live'], metrics: [], variants: [] });
     });

@@ -5,6 +5,7 @@ import { sql as secretsAndUsernames } from './0012-secrets-and-usernames.js';
 import { sql as clientDataRetention } from './0013-client-data-retention.js';
 import { sql as frontendTokensAndConnections } from './0014-frontend-tokens-and-connections.js';
 import { sql as clientChangeLog } from './0015-client-change-log.js';
+import { sql as clientApplicationRetention } from './0016-client-application-retention.js';
 
 /**
  * Versioned migrations, applied in order and recorded in `schema_migrations`.
@@ -23,4 +24,5 @@ export const migrations: readonly {
   { version: 13, name: 'client-data-retention', sql: clientDataRetention },
   { version: 14, name: 'frontend-tokens-and-connections', sql: frontendTokensAndConnections },
   { version: 15, name: 'client-change-log', sql: clientChangeLog },
+  { version: 16, name: 'client-application-retention', sql: clientApplicationRetention },
 ];

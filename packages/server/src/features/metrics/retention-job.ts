@@ -19,8 +19,8 @@ export interface RetentionJob {
 }
 
 /**
- * Deletes old client instances and metrics buckets (`runRetention`) a minute after start and then
- * every `intervalMs`. A failed run is logged and retried at the next tick.
+ * Deletes old client instances, applications and metrics buckets (`runRetention`) a minute after
+ * start and then every `intervalMs`. A failed run is logged and retried at the next tick.
  */
 export function startRetentionJob(options: {
   db: Database;

@@ -20,9 +20,10 @@ export interface TableRetention {
 export type RetentionResult = Record<keyof typeof TABLES, TableRetention>;
 
 /**
- * The tables cleaned, each by its timestamp column, rows named by their primary key. The
- * insights read the metrics buckets of the current week only (`MIN_METRICS_RETENTION_DAYS`); the
- * instances nothing but the admin's view of connected SDKs.
+ * The tables cleaned, each by its timestamp column, rows named by their primary key, in this
+ * order (an application goes once its instances have). The insights read the metrics buckets of
+ * the current week only (`MIN_METRICS_RETENTION_DAYS`); the instances and applications nothing
+ * but the admin's view of connected SDKs.
  */
 const TABLES = {
   instances: {
@@ -30,32 +31,48 @@ const TABLES = {
     column: 'last_seen',
     key: 'app_name, instance_id, environment',
     days: (settings: RetentionSettings) => settings.clientInstanceRetentionDays,
+    keep: undefined,
   },
   metrics: {
     table: 'client_metrics',
     column: 'hour',
     key: 'feature_name, app_name, environment, hour',
     days: (settings: RetentionSettings) => settings.clientMetricsRetentionDays,
+    keep: undefined,
   },
   variants: {
     table: 'client_metrics_variants',
     column: 'hour',
     key: 'feature_name, app_name, environment, hour, variant',
     days: (settings: RetentionSettings) => settings.clientMetricsRetentionDays,
+    keep: undefined,
+  },
+  // Every app name a registration or report carries gets a row (issue 40): it expires as its
+  // instances do, and only once none is left (an instance seen lately keeps its application).
+  applications: {
+    table: 'client_applications',
+    column: 'seen_at',
+    key: 'app_name',
+    days: (settings: RetentionSettings) => settings.clientInstanceRetentionDays,
+    keep: 'EXISTS (SELECT 1 FROM client_instances i WHERE i.app_name = client_applications.app_name)',
   },
 } as const;
 
 /**
- * One bounded delete of rows older than `$1`, at most `$2` of them; the outer condition is
- * checked again because an instance seen meanwhile (its `last_seen` moved) must stay.
+ * One bounded delete of rows older than `$1` (and not kept by the table's `keep` condition), at
+ * most `$2` of them; the outer condition is checked again because an instance seen meanwhile
+ * (its `last_seen` moved) must stay.
  */
-const deleteSql = ({ table, column, key }: (typeof TABLES)[keyof typeof TABLES]) => `
+const deleteSql = ({ table, column, key, keep }: (typeof TABLES)[keyof typeof TABLES]) => {
+  const old = keep === undefined ? `${column} < $1` : `${column} < $1 AND NOT ${keep}`;
+  return `
   WITH gone AS (
     DELETE FROM ${table}
-     WHERE (${key}) IN (SELECT ${key} FROM ${table} WHERE ${column} < $1 LIMIT $2)
-       AND ${column} < $1
+     WHERE (${key}) IN (SELECT ${key} FROM ${table} WHERE ${old} LIMIT $2)
+       AND ${old}
     RETURNING 1)
   SELECT count(*)::int AS deleted FROM gone`;
+};
 
 const DELETES = Object.entries(TABLES).map(([name, spec]) => ({
   name: name as keyof typeof TABLES,
@@ -85,9 +102,9 @@ async function deleteBatch(
 }
 
 /**
- * Deletes the SDK instances not seen and the metrics buckets older than their settings allow,
- * relative to `now`, in deletes of at most `batchSize` rows until none is left. Returns
- * `undefined` when the run did not finish: another server holds the lock (it does the work), or
+ * Deletes the SDK instances and applications not seen and the metrics buckets older than their
+ * settings allow, relative to `now`, in deletes of at most `batchSize` rows until none is left.
+ * Returns `undefined` when the run did not finish: another server holds the lock (it does the work), or
  * `shouldStop` said so between two batches.
  */
 export async function runRetention(
