@@ -10,4 +10,5 @@ export * from './insights.js';
 export * from './metrics.js';
 export * from './ofrep.js';
 export * from './register.js';
+export * from './report-limits.js';
 export * from './signup-token.js';

@@ -1,13 +1,23 @@
 import type { FromSchema } from 'json-schema-to-ts';
 import { sdkInstanceProperties } from './register.js';
+import {
+  instantSchema,
+  MAX_REGISTERED_STRATEGIES,
+  MAX_REPORT_FLAGS,
+  MAX_REPORT_VARIANTS,
+  MAX_TEXT_LENGTH,
+  nameSchema,
+  optionalNameSchema,
+  propertyNameSchema,
+  textSchema,
+} from './report-limits.js';
 
 /** The largest count accepted for one flag in one bucket (a PostgreSQL `integer`). */
 export const MAX_METRIC_COUNT = 2_147_483_647;
 
 const count = { type: 'integer', minimum: 0, maximum: MAX_METRIC_COUNT } as const;
 
-/** A bucket boundary: an ISO 8601 date-time string (what the SDKs send) or epoch milliseconds. */
-const instant = { type: ['string', 'number'], format: 'date-time' } as const;
+const instant = instantSchema;
 
 export const toggleMetricsSchema = {
   type: 'object',
@@ -15,7 +25,12 @@ export const toggleMetricsSchema = {
   properties: {
     yes: count,
     no: count,
-    variants: { type: ['object', 'null'], additionalProperties: count },
+    variants: {
+      type: ['object', 'null'],
+      maxProperties: MAX_REPORT_VARIANTS,
+      propertyNames: propertyNameSchema,
+      additionalProperties: count,
+    },
   },
 } as const;
 
@@ -25,7 +40,12 @@ export const metricsBucketSchema = {
   properties: {
     start: instant,
     stop: instant,
-    toggles: { type: 'object', additionalProperties: toggleMetricsSchema },
+    toggles: {
+      type: 'object',
+      maxProperties: MAX_REPORT_FLAGS,
+      propertyNames: propertyNameSchema,
+      additionalProperties: toggleMetricsSchema,
+    },
   },
 } as const;
 
@@ -33,11 +53,12 @@ export const metricsBucketSchema = {
 const impactLabels = {
   type: ['object', 'null'],
   maxProperties: 32,
-  additionalProperties: { type: 'string', maxLength: 255 },
+  propertyNames: propertyNameSchema,
+  additionalProperties: textSchema(MAX_TEXT_LENGTH),
 } as const;
 
-const impactName = { type: 'string', minLength: 1, maxLength: 255 } as const;
-const impactHelp = { type: 'string', maxLength: 1024 } as const;
+const impactName = nameSchema;
+const impactHelp = textSchema(1024);
 const impactCount = { type: 'integer', minimum: 0, maximum: Number.MAX_SAFE_INTEGER } as const;
 
 /** A counter's or gauge's value for one set of labels. */
@@ -142,9 +163,9 @@ export const bulkMetricSchema = {
   type: 'object',
   required: ['featureName', 'appName', 'environment', 'timestamp', 'yes', 'no'],
   properties: {
-    featureName: { type: 'string', minLength: 1, maxLength: 255 },
-    appName: { type: 'string', minLength: 1, maxLength: 255 },
-    environment: { type: 'string', maxLength: 255 },
+    featureName: nameSchema,
+    appName: nameSchema,
+    environment: optionalNameSchema,
     timestamp: instant,
     ...toggleMetricsSchema.properties,
   },
@@ -160,13 +181,13 @@ export const bulkApplicationSchema = {
   required: ['appName'],
   properties: {
     ...sdkInstanceProperties,
-    environment: { type: ['string', 'null'], maxLength: 255 },
-    connectionId: { type: ['string', 'null'], maxLength: 255 },
-    projects: { type: ['array', 'null'], items: { type: 'string' }, maxItems: 1000 },
+    environment: { ...optionalNameSchema, type: ['string', 'null'] },
+    connectionId: { ...optionalNameSchema, type: ['string', 'null'] },
+    projects: { type: ['array', 'null'], items: nameSchema, maxItems: 1000 },
     interval: { type: 'number', minimum: 0 },
     started: instant,
-    strategies: { type: 'array', items: { type: 'string' }, maxItems: 1000 },
-    sdkType: { type: ['string', 'null'], maxLength: 32 },
+    strategies: { type: 'array', items: nameSchema, maxItems: MAX_REGISTERED_STRATEGIES },
+    sdkType: { ...textSchema(32), type: ['string', 'null'] },
     connectVia: {
       type: 'array',
       maxItems: 16,
@@ -174,8 +195,8 @@ export const bulkApplicationSchema = {
         type: 'object',
         required: ['appName', 'instanceId'],
         properties: {
-          appName: { type: 'string', maxLength: 255 },
-          instanceId: { type: 'string', maxLength: 255 },
+          appName: optionalNameSchema,
+          instanceId: optionalNameSchema,
         },
       },
     },

@@ -1,4 +1,12 @@
 import type { FromSchema } from 'json-schema-to-ts';
+import {
+  instantSchema,
+  MAX_REGISTERED_STRATEGIES,
+  MAX_TEXT_LENGTH,
+  nameSchema,
+  optionalNameSchema,
+  textSchema,
+} from './report-limits.js';
 
 /**
  * `POST /api/client/register`: an SDK instance announcing itself. Only `appName` is required;
@@ -6,14 +14,14 @@ import type { FromSchema } from 'json-schema-to-ts';
  */
 /** How an SDK instance names itself, in its registration and in every metrics report. */
 export const sdkInstanceProperties = {
-  appName: { type: 'string', minLength: 1, maxLength: 255 },
-  instanceId: { type: ['string', 'null'], maxLength: 255 },
-  environment: { type: 'string', maxLength: 255 },
-  sdkVersion: { type: ['string', 'null'], maxLength: 255 },
-  platformName: { type: 'string' },
-  platformVersion: { type: 'string' },
-  yggdrasilVersion: { type: ['string', 'null'] },
-  specVersion: { type: 'string' },
+  appName: nameSchema,
+  instanceId: { ...optionalNameSchema, type: ['string', 'null'] },
+  environment: optionalNameSchema,
+  sdkVersion: { ...textSchema(MAX_TEXT_LENGTH), type: ['string', 'null'] },
+  platformName: textSchema(MAX_TEXT_LENGTH),
+  platformVersion: textSchema(MAX_TEXT_LENGTH),
+  yggdrasilVersion: { ...textSchema(MAX_TEXT_LENGTH), type: ['string', 'null'] },
+  specVersion: textSchema(MAX_TEXT_LENGTH),
 } as const;
 
 export const clientRegisterSchema = {
@@ -21,12 +29,12 @@ export const clientRegisterSchema = {
   required: ['appName'],
   properties: {
     ...sdkInstanceProperties,
-    strategies: { type: 'array', items: { type: 'string' }, maxItems: 1000 },
-    started: { type: ['string', 'number'], format: 'date-time' },
+    strategies: { type: 'array', items: nameSchema, maxItems: MAX_REGISTERED_STRATEGIES },
+    started: instantSchema,
     interval: { type: 'number', minimum: 0 },
-    sdkFlavor: { type: 'string', maxLength: 256 },
-    sdkFlavorVersion: { type: 'string', maxLength: 32 },
-    connectionId: { type: ['string', 'null'], maxLength: 255 },
+    sdkFlavor: textSchema(256),
+    sdkFlavorVersion: textSchema(32),
+    connectionId: { ...optionalNameSchema, type: ['string', 'null'] },
   },
 } as const;
 

@@ -1,15 +1,8 @@
-import type { BulkMetric, ClientMetrics } from '@flags/schemas';
+import { type BulkMetric, type ClientMetrics, instantMs } from '@flags/schemas';
 import type { Queryable } from '../../db/database.js';
 import type { SdkInstance } from './sdk-instance.js';
 
 const HOUR_MS = 3_600_000;
-
-/** Epoch ms of a bucket boundary (ISO string or epoch ms); NaN when unparseable. */
-function instantMs(value: string | number): number {
-  const ms = typeof value === 'number' ? value : Date.parse(value);
-  // Buckets outside 1970..9999 are not real measurements (and some cannot be stored).
-  return ms >= 0 && ms < 253_402_300_800_000 ? ms : Number.NaN;
-}
 
 /** One flag's counts for one application at one instant (added into that instant's hour). */
 export interface MetricCounts {
