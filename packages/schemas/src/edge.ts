@@ -3,11 +3,17 @@ import type { FromSchema } from 'json-schema-to-ts';
 /** The most tokens one `POST /edge/validate` may ask about (more → 400). */
 export const MAX_VALIDATE_TOKENS = 500;
 
-/** The longest token string `POST /edge/validate` takes (Unleash tokens are under 200). */
-export const MAX_VALIDATE_TOKEN_LENGTH = 512;
+/**
+ * The longest API token string. Issued tokens are far shorter (`<project>:<environment>.<secret>`
+ * with 56 hex characters of secret, as unleash-server and flags-server make them: under 300 even
+ * with names of 100 characters), so a longer one is no token: flags-server leaves it out of a
+ * `POST /edge/validate` answer without looking it up, and flags-proxy refuses it at once, never
+ * asking its upstream about it (issue #40).
+ */
+export const MAX_TOKEN_LENGTH = 512;
 
 /** The largest `POST /edge/validate` body: the most tokens of the longest kind, quoted and separated (more → 413). */
-export const MAX_VALIDATE_BODY_BYTES = MAX_VALIDATE_TOKENS * (MAX_VALIDATE_TOKEN_LENGTH + 3) + 64;
+export const MAX_VALIDATE_BODY_BYTES = MAX_VALIDATE_TOKENS * (MAX_TOKEN_LENGTH + 3) + 64;
 
 /**
  * `POST /edge/validate` (no auth): an Unleash Edge (or flags-proxy) asking which of the tokens
@@ -20,7 +26,7 @@ export const edgeValidateRequestSchema = {
     tokens: {
       type: 'array',
       maxItems: MAX_VALIDATE_TOKENS,
-      items: { type: 'string', maxLength: MAX_VALIDATE_TOKEN_LENGTH },
+      items: { type: 'string', maxLength: MAX_TOKEN_LENGTH },
     },
   },
 } as const;

@@ -1,3 +1,4 @@
+import { MAX_TOKEN_LENGTH } from '@flags/schemas';
 import type { Logger } from '../config/options.js';
 import type { UpstreamClient } from '../sync/http-client.js';
 import { sameProjects, type TokenInfo, tokenType } from './unleash-token.js';
@@ -33,6 +34,19 @@ export interface TokenValidatorOptions {
   readonly now?: () => number;
 }
 
+/**
+ * How one `/edge/validate` call went: answered (the records are updated), `refused` (a 4xx about
+ * the body: some token in it the upstream will not take), or `failed` (anything else).
+ */
+type CallOutcome = 'answered' | 'refused' | 'failed';
+
+/**
+ * Answers meaning the upstream refused the body (flags-server answered 400 to a batch holding one
+ * token over 512 characters): worth splitting. Others (401/403/404/429, 5xx) are not about which
+ * tokens were asked, so a smaller batch would fare no better.
+ */
+const REFUSED_BODY = new Set([400, 413, 422]);
+
 interface Waiting {
   readonly promise: Promise<TokenStatus>;
   resolve(status: TokenStatus): void;
@@ -46,7 +60,9 @@ interface Waiting {
  * `minCallSpacingMs` apart, so concurrent first requests with one token make one call and random
  * tokens make a bounded number; refused tokens are remembered (bounded) so they cost nothing
  * the second time. `revalidate()` asks again for every confirmed token: one revoked upstream is
- * dropped then.
+ * dropped then. A token longer than any issued (`MAX_TOKEN_LENGTH`) is refused at once and never
+ * asked about; a batch the upstream refuses as a whole is split in halves and asked again (within
+ * a bounded number of calls), so one token it will not take cannot fail the others (issue #40).
  */
 export class TokenValidator {
   private readonly valid = new Map<string, TokenRecord>();
@@ -83,6 +99,9 @@ export class TokenValidator {
 
   /** `known(token)`, asking the upstream when nothing is known (`unknown` when it cannot answer now). */
   validate(token: string): TokenStatus | Promise<TokenStatus> {
+    // No issued token is this long: refused without a lookup, a call or a place in the bounded
+    // list of refusals (a flood of them would push real refusals out).
+    if (token.length > MAX_TOKEN_LENGTH) return 'invalid';
     const status = this.known(token);
     if (status !== 'unknown' || this.closed) return status;
     const waiting = this.queue.get(token);
@@ -139,7 +158,7 @@ export class TokenValidator {
     for (let start = 0; start < tokens.length && !this.closed; start += this.maxBatch) {
       await this.wait(this.calling);
       await this.spacing();
-      await this.call(tokens.slice(start, start + this.maxBatch));
+      await this.ask(tokens.slice(start, start + this.maxBatch));
     }
   }
 
@@ -163,12 +182,50 @@ export class TokenValidator {
     await this.spacing();
     if (this.closed) return;
     const batch = [...this.queue.keys()].slice(0, this.maxBatch);
-    const answered = await this.call(batch);
+    const answered = await this.ask(batch);
     for (const token of batch) {
       const waiting = this.queue.get(token);
       this.queue.delete(token);
-      waiting?.resolve(answered ? this.known(token) : 'unknown');
+      waiting?.resolve(answered.has(token) ? this.known(token) : 'unknown');
     }
+  }
+
+  /**
+   * Asks about `tokens`, splitting a batch the upstream refuses in halves and asking again, down
+   * to single tokens (a token refused alone is remembered as refused). Returns the tokens the
+   * upstream answered about. Splitting stops at a failure (5xx, network: the rest stay unchecked,
+   * as without splitting) and after `4⌈log2 n⌉` more calls for a batch of n: enough to single out
+   * two refused tokens, so a batch full of them costs the upstream little; the tokens not reached
+   * stay unchecked, never refused.
+   */
+  private async ask(tokens: readonly string[]): Promise<Set<string>> {
+    const answered = new Set<string>();
+    const first = await this.call(tokens);
+    if (first === 'answered') for (const token of tokens) answered.add(token);
+    if (first !== 'refused') return answered;
+    let budget = 4 * Math.ceil(Math.log2(tokens.length));
+    const pieces: Array<readonly string[]> = [tokens];
+    while (pieces.length > 0 && !this.closed) {
+      const piece = pieces.pop() as readonly string[];
+      if (piece.length === 1) {
+        this.refuse(piece[0] as string);
+        answered.add(piece[0] as string);
+        continue;
+      }
+      const middle = Math.ceil(piece.length / 2);
+      // Depth first, one half at a time: the other half waits its turn on the stack.
+      for (const half of [piece.slice(middle), piece.slice(0, middle)]) {
+        if (budget === 0) return answered;
+        budget--;
+        await this.spacing();
+        if (this.closed) return answered;
+        const outcome = await this.call(half);
+        if (outcome === 'failed') return answered;
+        if (outcome === 'answered') for (const token of half) answered.add(token);
+        else pieces.push(half);
+      }
+    }
+    return answered;
   }
 
   private async spacing(): Promise<void> {
@@ -181,9 +238,9 @@ export class TokenValidator {
     if (running !== undefined) await running;
   }
 
-  /** One `POST /edge/validate`; returns whether the upstream answered (and the records are updated). */
-  private async call(tokens: readonly string[]): Promise<boolean> {
-    if (tokens.length === 0) return true;
+  /** One `POST /edge/validate`; when `answered`, the records are updated. */
+  private async call(tokens: readonly string[]): Promise<CallOutcome> {
+    if (tokens.length === 0) return 'answered';
     this.lastCallAt = this.now();
     this.calls++;
     const { upstream, url, headers, timeoutMs, log } = this.options;
@@ -194,29 +251,34 @@ export class TokenValidator {
         body: JSON.stringify({ tokens }),
         timeoutMs,
       });
+      if (REFUSED_BODY.has(response.status)) {
+        await response.dump();
+        log.debug({}, `upstream refused a validation batch of ${tokens.length} tokens`);
+        return 'refused';
+      }
       if (response.status !== 200) {
         await response.dump();
         this.warnOnce(
           `upstream answered ${response.status} to token validation (${url.href}); tokens it has not confirmed before are refused with 401 until it answers`,
         );
-        return false;
+        return 'failed';
       }
       const confirmed = confirmedTokens(await response.text());
       if (confirmed === undefined) {
         this.warnOnce(
           `upstream sent a token validation answer this proxy cannot read (${url.href})`,
         );
-        return false;
+        return 'failed';
       }
       this.warned = undefined;
       this.apply(tokens, confirmed);
-      return true;
+      return 'answered';
     } catch (error) {
       this.warnOnce(
         `token validation failed (${url.href}): ${error instanceof Error ? error.message : String(error)}`,
       );
       log.debug({}, 'token validation request failed');
-      return false;
+      return 'failed';
     }
   }
 
@@ -236,6 +298,12 @@ export class TokenValidator {
       }
     }
     if (changed) this.changed();
+  }
+
+  /** A token the upstream refused to be asked about (alone): refused from now on. */
+  private refuse(token: string): void {
+    if (this.valid.delete(token)) this.changed();
+    this.remember(token, this.now());
   }
 
   private remember(token: string, checkedAt: number): void {

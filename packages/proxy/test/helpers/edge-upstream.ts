@@ -32,6 +32,11 @@ export class EdgeUpstream extends UpstreamServer {
   failing = false;
   /** Tokens whose requests are answered 503 (the upstream in trouble for them only). */
   readonly failingFor = new Set<string>();
+  /**
+   * Tokens that make the upstream refuse a whole `/edge/validate` batch holding one of them with
+   * 400, as flags-server did with a token over 512 characters (issue #40).
+   */
+  refusesBatchWith: ((token: string) => boolean) | undefined;
 
   constructor(private readonly payloads: Map<string, EnvironmentPayload>) {
     super();
@@ -78,6 +83,12 @@ export class EdgeUpstream extends UpstreamServer {
   ): number {
     if (url.pathname === '/edge/validate') {
       const asked = (JSON.parse(body) as { tokens: string[] }).tokens;
+      const refuses = this.refusesBatchWith;
+      if (refuses !== undefined && asked.some((token) => refuses(token))) {
+        response.writeHead(400, { 'content-type': 'application/json' });
+        response.end(JSON.stringify({ name: 'BadDataError', message: 'refused', details: [] }));
+        return 400;
+      }
       const tokens = asked.flatMap((token) => {
         const known = this.tokens.get(token);
         return known === undefined ? [] : [{ token, ...known }];
