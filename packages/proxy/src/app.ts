@@ -1,4 +1,5 @@
 import Fastify, { type FastifyBaseLogger, type FastifyInstance } from 'fastify';
+import { Counter } from 'prom-client';
 import { Authorizer, pretrustedKeys } from './auth/access.js';
 import { EventCredentials } from './auth/event-credential.js';
 import { keyInHeader, ofrepKey } from './auth/require-key.js';
@@ -10,6 +11,7 @@ import { installErrorHandler } from './errors.js';
 import { addressFilterFor, installAddressFilter } from './http/address-filter.js';
 import { keyedAnswerHeaders } from './http/cache-headers.js';
 import { installCompression } from './http/compression.js';
+import { ConnectionCap, installConnectionCap } from './http/connection-cap.js';
 import { StateRevisions } from './http/context-etag.js';
 import { installCors } from './http/cors.js';
 import { evaluationFrontFor, installEvaluationFront } from './http/evaluation-front.js';
@@ -18,8 +20,10 @@ import { installDurationRecording, installReadiness, installRequestStart } from 
 import { readJsonBodies } from './http/json-body.js';
 import { registerOpenApi } from './http/openapi.js';
 import { limitPerAddress } from './http/rate-limit.js';
+import { requestTimeoutOptions } from './http/request-timeout.js';
 import { AnswerWriter } from './http/serialize.js';
 import { installStreamFront } from './http/stream-front.js';
+import { fastifyTrustProxy, namedProxies } from './http/trusted-proxies.js';
 import { isDebug } from './logger.js';
 import { type FetchClock, ProxyMetrics } from './prometheus.js';
 import { registerSyncMetrics } from './prometheus-sync.js';
@@ -69,8 +73,10 @@ export async function buildApp(config: ProxyConfig, deps: AppDeps): Promise<Fast
   const app: FastifyInstance = Fastify({
     // Request logging costs a child logger per request: only when debugging.
     ...(debug ? { loggerInstance: log as FastifyBaseLogger } : { logger: false }),
-    trustProxy: config.trustProxy as never,
+    trustProxy: fastifyTrustProxy(config.trustProxy),
     bodyLimit: config.maxBodyBytes,
+    // Time to receive a request (a body trickled byte by byte); answers and streams are unbounded.
+    ...requestTimeoutOptions(config.requestTimeoutMs),
     // SDKs do send `//` and trailing slashes; Edge collapses both.
     routerOptions: { ignoreTrailingSlash: true, ignoreDuplicateSlashes: true },
     return503OnClosing: false,
@@ -309,6 +315,25 @@ export async function buildApp(config: ProxyConfig, deps: AppDeps): Promise<Fast
     log,
   });
   if (front !== undefined) installEvaluationFront(app.server, front);
+  // Connections per address, counted before the stream front or Node's server sees one: last.
+  if (config.maxConnectionsPerAddress > 0) {
+    const cap = new ConnectionCap({
+      maxPerAddress: config.maxConnectionsPerAddress,
+      exempt: namedProxies(config.trustProxy),
+      log,
+    });
+    installConnectionCap(app.server, cap);
+    new Counter({
+      name: 'flags_proxy_connections_refused_total',
+      help: 'Connections closed at once because their address already had maxConnectionsPerAddress open.',
+      registers: [metrics.registry],
+      collect() {
+        // The cap keeps the count; a counter has no `set`, so it is rebuilt from it.
+        this.reset();
+        this.inc(cap.refused);
+      },
+    });
+  }
   app.decorate('evaluationFront', front);
   const onClose = deps.onClose;
   if (onClose !== undefined) app.addHook('onClose', async () => onClose());

@@ -112,6 +112,10 @@ function resolve(options: Options) {
     enableAllEndpoint: options.enableAllEndpoint,
     enableTokensEndpoint: options.enableTokensEndpoint,
     maxBodyBytes: options.maxBodyBytes,
+    /** Longest time to receive a whole request, ms; 0: no limit. */
+    requestTimeoutMs: options.requestTimeoutMs,
+    /** Open connections per socket address (trusted proxies exempt); 0: no limit. */
+    maxConnectionsPerAddress: options.maxConnectionsPerAddress,
     answerCacheBytes: options.answerCacheBytes,
     evaluationMemoBytes: options.evaluationMemoBytes,
     /** Registrations and usage reports per client address and minute; 0: no limit. */

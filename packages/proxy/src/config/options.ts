@@ -168,10 +168,11 @@ function headersFromEnv(raw: string): Record<string, string> | string {
   return headers;
 }
 
-/** `true`/`false` (any case; blank is `false`), else the addresses; a hop count is for code only. */
-function trustProxyFromEnv(raw: string): boolean | string[] {
+/** `true`/`false` (any case; blank is `false`), a hop count (`1`), else the addresses. */
+function trustProxyFromEnv(raw: string): boolean | number | string[] {
   const word = lowerCase(raw);
   if (word === 'true') return true;
+  if (/^\d+$/.test(word)) return Number(word);
   return word === 'false' || word === '' ? false : splitList(raw);
 }
 
@@ -392,7 +393,7 @@ export const proxySchema = Type.Object(
         ],
         {
           title:
-            'true, false, IP/CIDR addresses (or loopback, linklocal, uniquelocal), or in code a hop count',
+            'true, false, a hop count, or IP/CIDR addresses (or loopback, linklocal, uniquelocal)',
         },
       ),
       {
@@ -406,7 +407,7 @@ export const proxySchema = Type.Object(
         ],
         default: false,
         fromEnv: trustProxyFromEnv,
-        doc: '`true`/`false`, or comma-separated IPs/CIDRs (or `loopback`, `linklocal`, `uniquelocal`) whose `X-Forwarded-For` is trusted for the caller address.',
+        doc: 'Whose `X-Forwarded-For` gives the caller address (for `allowList`/`denyList`, the report rate limit and contexts): comma-separated IPs/CIDRs of the load balancers in front (or `loopback`, `linklocal`, `uniquelocal`), or a hop count (`1`: the one load balancer in front; the address it saw is used, anything a caller put further left is not). `true` trusts every sender, so any caller can choose its address: a warning says so at start.',
       },
     ),
     allowList: option(Type.Array(Type.String({ format: 'proxy-address' })), {
@@ -471,6 +472,16 @@ export const proxySchema = Type.Object(
       env: ['PROXY_MAX_BODY_BYTES'],
       default: 1048576,
       doc: 'Largest accepted request body, bytes; larger bodies get 413.',
+    }),
+    requestTimeoutMs: option(Type.Integer({ minimum: 0 }), {
+      env: ['PROXY_REQUEST_TIMEOUT_MS', secondsVariable('REQUEST_TIMEOUT')],
+      default: 30000,
+      doc: 'Longest time to receive a whole request, headers and body, ms (checked every quarter of it); a slower one gets 408 and its connection is closed, so a body trickled byte by byte holds no connection for long. Answers are not bounded: event streams stay open. `0`: no limit (headers still within 60 s). Edge 20 accepts `REQUEST_TIMEOUT` and ignores it.',
+    }),
+    maxConnectionsPerAddress: option(Type.Integer({ minimum: 0 }), {
+      env: ['PROXY_MAX_CONNECTIONS_PER_ADDRESS'],
+      default: 1000,
+      doc: 'Open connections accepted from one address (the socket’s, never a forwarded one); one more is closed at once, counted in `flags_proxy_connections_refused_total` and logged at most once a minute. Generous for browsers behind one NAT (an open event stream is a connection each). The load balancers `trustProxy` lists are exempt; with `trustProxy` `true` or a hop count none is (every sender would be): raise the cap or list them. `0`: no limit.',
     }),
     answerCacheBytes: option(Type.Integer({ minimum: 0 }), {
       env: ['PROXY_ANSWER_CACHE_BYTES'],

@@ -1,3 +1,4 @@
+import { trustEverySenderWarning } from '../http/trusted-proxies.js';
 import type { ProxyConfig } from './load.js';
 
 /** Secrets shorter than this are reported at start (Unleash-format tokens are longer). */
@@ -15,8 +16,9 @@ function shortSecrets(what: string, options: string, secrets: readonly string[])
 
 /**
  * What is weak in a configuration that still works: short client keys, server-side tokens or
- * upstream token, which can be guessed. Warnings, not errors, so existing deployments keep
- * starting. The messages never contain a secret.
+ * upstream token, which can be guessed; a `trustProxy` that lets any caller choose its address.
+ * Warnings, not errors, so existing deployments keep starting. The messages never contain a
+ * secret.
  */
 export function configWarnings(config: ProxyConfig): string[] {
   const warnings = shortSecrets('client keys', 'clientKeys, proxySecrets', config.clientKeys);
@@ -28,5 +30,7 @@ export function configWarnings(config: ProxyConfig): string[] {
   warnings.push(
     ...shortSecrets('server-side tokens', 'expServerSideSdkConfig.tokens', config.serverSideTokens),
   );
+  const trust = trustEverySenderWarning(config.trustProxy, 'TRUST_PROXY');
+  if (trust !== undefined) warnings.push(trust);
   return warnings;
 }
