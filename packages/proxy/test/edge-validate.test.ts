@@ -2,6 +2,7 @@ import assert from 'node:assert/strict';
 import type { AddressInfo } from 'node:net';
 import { describe, it } from 'node:test';
 import { createProxy, type ProxyApp } from '@flags/proxy';
+import { MAX_TOKEN_LENGTH } from '@flags/schemas';
 import { EdgeUpstream, onFeature } from './helpers/edge-upstream.js';
 import { call, waitFor } from './helpers/proxy.js';
 
@@ -81,6 +82,16 @@ describe('POST /edge/validate', () => {
       // The answers are the validator's own: asked again, the upstream is not.
       const calls = upstream.validateCalls().length;
       assert.equal((await validate(base, { tokens: [DEV_FRONTEND] })).json().tokens.length, 1);
+      assert.equal(upstream.validateCalls().length, calls);
+      // A token longer than any issued is left out as an unknown one (as unleash-server does, not a
+      // 400 for the whole list), and the upstream is not asked about it (#40).
+      const tooLong = `*:development.${'x'.repeat(MAX_TOKEN_LENGTH)}`;
+      const withLong = await validate(base, { tokens: [tooLong, DEV_FRONTEND] });
+      assert.equal(withLong.status, 200, withLong.text);
+      assert.deepEqual(
+        withLong.json().tokens.map((entry: { token: string }) => entry.token),
+        [DEV_FRONTEND],
+      );
       assert.equal(upstream.validateCalls().length, calls);
       // Bad requests change nothing and say why.
       for (const body of [{}, { tokens: [{}] }, { tokens: Array(501).fill('t') }]) {

@@ -3,6 +3,7 @@ import {
   type EdgeValidatedTokens,
   edgeValidatedTokensSchema,
   edgeValidateRequestSchema,
+  MAX_TOKEN_LENGTH,
   MAX_VALIDATE_BODY_BYTES,
 } from '@flags/schemas';
 import type { FastifyInstance } from 'fastify';
@@ -43,7 +44,10 @@ export function edgeValidateRoutes(
       schema: { body: edgeValidateRequestSchema, response: { 200: edgeValidatedTokensSchema } },
     },
     async function edgeValidateTokens(request): Promise<EdgeValidatedTokens> {
-      const asked = [...new Set(request.body.tokens)];
+      // A string longer than any issued token is no token: left out unhashed, as an unknown one.
+      const asked = [
+        ...new Set(request.body.tokens.filter((token) => token.length <= MAX_TOKEN_LENGTH)),
+      ];
       const found = await store.lookupAll(asked);
       const tokens: EdgeValidatedTokens['tokens'] = [];
       for (const [index, secret] of asked.entries()) {
