@@ -1,7 +1,7 @@
 import Fastify, { type FastifyBaseLogger, type FastifyInstance } from 'fastify';
 import { Counter } from 'prom-client';
 import { Authorizer, pretrustedKeys } from './auth/access.js';
-import { EventCredentials } from './auth/event-credential.js';
+import { EventCredentials, signingSecretOf } from './auth/event-credential.js';
 import { keyInHeader, ofrepKey } from './auth/require-key.js';
 import type { TokenValidator } from './auth/token-validator.js';
 import { type ProxyConfig, trustsForwardedAddress } from './config/load.js';
@@ -183,6 +183,8 @@ export async function buildApp(config: ProxyConfig, deps: AppDeps): Promise<Fast
     keepAliveMs: config.streamingKeepAliveMs,
   });
   app.addHook('preClose', async () => streams.closeAll());
+    maxStreamsPerAddress: config.streamingMaxConnectionsPerAddress,
+    maxStreamsPerKey: config.streamingMaxConnectionsPerToken,
   const changes = { prefix, authenticate: hooks.client, logs: changeLogs };
   await app.register(clientDeltaRoutes, {
     ...changes,
@@ -258,12 +260,15 @@ export async function buildApp(config: ProxyConfig, deps: AppDeps): Promise<Fast
           keys: [...config.clientKeys, ...pretrustedKeys(config.pretrustedTokens)],
           lifetimeMs: config.ofrepEventCredentialMs,
         }),
+          secret: signingSecretOf(config.ofrepEventSecret, config.startupTokens),
         revisions,
         basePath: prefix,
         maxStreams: config.ofrepEventStreamsMax,
         keepAliveMs: config.streamingKeepAliveMs,
         inactivityDelaySec: config.ofrepInactivityDelaySec,
       })
+        maxStreamsPerAddress: config.ofrepEventStreamsMaxPerAddress,
+        maxStreamsPerKey: config.ofrepEventStreamsMaxPerKey,
     : undefined;
   const readOfrepKey = ofrepKey(config.clientKeysHeaderName);
   await app.register(ofrepRoutes, {

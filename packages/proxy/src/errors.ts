@@ -77,7 +77,7 @@ export const errorCatalogue = {
     status: 429,
     name: 'RateLimitError',
     message:
-      'This proxy holds as many event streams as it accepts (`streamingMaxConnections`, `ofrepEventStreamsMax`); poll or try again later.',
+      'This proxy holds as many event streams as it accepts, in all or from this address or key (`streamingMaxConnections…`, `ofrepEventStreamsMax…`); poll or try again later.',
   },
   ENVIRONMENT_NOT_READY: {
     status: 503,

@@ -577,12 +577,13 @@ describe('start-up warnings', () => {
   const shortSecretWarnings = (lines: readonly { level: string; message: string }[]) =>
     lines.filter((line) => line.level === 'warn' && /shorter than 32/.test(line.message));
 
-  it('warns (and starts) when a client key, server-side token or the upstream token is short', async () => {
+  it('warns (and starts) when a client key, server-side token, the upstream token or the OFREP event secret is short', async () => {
     const run = await startProxy(smallPayload, {
       flagsApiToken: 'short-upstream-token',
       clientKeys: ['short-client-key', LONG],
       proxySecrets: ['short-legacy'],
       expServerSideSdkConfig: { tokens: ['short-server-token'] },
+      ofrepEventSecret: 'short-ofrep-secret',
       metricsInterval: 0,
     });
     try {
@@ -594,10 +595,16 @@ describe('start-up warnings', () => {
           '2 of 3 client keys (clientKeys, proxySecrets) are shorter than 32 characters; anyone may guess them',
           'the upstream token (flagsApiToken) is shorter than 32 characters; anyone may guess it',
           '1 of 1 server-side tokens (expServerSideSdkConfig.tokens) is shorter than 32 characters; anyone may guess it',
+          'the OFREP event secret (ofrepEventSecret) is shorter than 32 characters; anyone may guess it and sign event-stream credentials',
         ],
       );
       const logged = run.log.text();
-      for (const secret of ['short-upstream-token', 'short-client-key', 'short-legacy'])
+      for (const secret of [
+        'short-upstream-token',
+        'short-client-key',
+        'short-legacy',
+        'short-ofrep-secret',
+      ])
         assert.ok(!logged.includes(secret), 'secrets are never logged');
     } finally {
       await run.close();

@@ -2,10 +2,17 @@ import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { fileURLToPath } from 'node:url';
 import type { ClientFeatures } from '@flags/schemas';
-import { EventCredentials } from '../src/auth/event-credential.js';
+import { EventCredentials, signingSecretOf } from '../src/auth/event-credential.js';
 import type { CompiledState } from '../src/state.js';
 import { type OpenedStream, openEventStream } from './helpers/event-stream-client.js';
-import { CLIENT_KEY, call, type Listening, startProxy, waitFor } from './helpers/proxy.js';
+import {
+  API_TOKEN,
+  CLIENT_KEY,
+  call,
+  type Listening,
+  startProxy,
+  waitFor,
+} from './helpers/proxy.js';
 
 const BULK = '/ofrep/v1/evaluate/flags';
 
@@ -162,16 +169,22 @@ describe('OFREP event streams', () => {
       'base64url',
     );
     const flipped = `${signature.slice(0, -2)}${signature.endsWith('AA') ? 'BB' : 'AA'}`;
-    // Signed correctly, with the proxy's own key, but two hours ago.
-    const expired = new EventCredentials({ keys: [CLIENT_KEY], lifetimeMs: 15 * 60_000 }).issue(
+    // Signed correctly, with the proxy's own secret (from its upstream token), but two hours ago.
+    const secret = signingSecretOf(undefined, [API_TOKEN]);
+    const expired = new EventCredentials({
+      secret,
+      keys: [CLIENT_KEY],
+      lifetimeMs: 15 * 60_000,
+    }).issue(
       CLIENT_KEY,
       { environment: scope.e, projects: scope.p, revision: scope.r },
       Date.now() - 2 * 3_600_000,
     );
-    const otherKey = new EventCredentials({ keys: ['some-other-key'], lifetimeMs: 60_000 }).issue(
-      'some-other-key',
-      { environment: scope.e, projects: scope.p, revision: scope.r },
-    );
+    const otherKey = new EventCredentials({
+      secret,
+      keys: ['some-other-key'],
+      lifetimeMs: 60_000,
+    }).issue('some-other-key', { environment: scope.e, projects: scope.p, revision: scope.r });
     const cases: Array<[string, string, RegExp]> = [
       ['missing', '/ofrep/v1/events', /not valid/],
       ['empty', '/ofrep/v1/events?token=', /not valid/],

@@ -1,19 +1,22 @@
-import { createHmac, timingSafeEqual } from 'node:crypto';
+import { createHmac, randomBytes, timingSafeEqual } from 'node:crypto';
 
 /**
  * The credential in an OFREP event-stream URL. Browsers' `EventSource` sends no headers, so the
  * URL must authenticate by itself; it never carries the client key. It is
  * `<key id>.<scope>.<signature>`: the scope (environment, projects, the flag revision the bulk
  * answer was made from, expiry) in base64url JSON, signed with HMAC-SHA256 under a key derived
- * from the client key (`HMAC(clientKey, label)`), and the id of that derived key. Every proxy that
- * knows the client key derives the same signing key, so a fleet behind one load balancer accepts
- * each other's credentials without configuration. The key cannot be computed from the credential
- * (HMAC is one-way), but a weak key can be guessed offline against the signature, as against any
- * value derived from it: client keys should be long random strings.
+ * from the proxy's own secret (`ofrepEventSecret`), and an id of the client key it was issued to,
+ * also derived from that secret. The client key is public (every browser holds it), so nothing
+ * about signing may be derived from it alone: an earlier version did, and anyone holding the key
+ * could mint credentials with any expiry (issue #40). Proxies with the same secret accept each
+ * other's credentials; a credential whose expiry lies beyond what this proxy issues is refused.
  */
 
-const SIGNING_LABEL = 'flags-proxy ofrep event stream v1';
-const KEY_ID_LABEL = 'key id';
+const SIGNING_LABEL = 'flags-proxy ofrep event stream v2';
+const KEY_ID_LABEL = 'flags-proxy ofrep event key id v2';
+const TOKEN_SECRET_LABEL = 'flags-proxy ofrep event secret from upstream tokens';
+/** How far the clocks of proxies sharing a secret may disagree, ms (one issues, another checks). */
+const CLOCK_SKEW_MS = 60_000;
 /** Longer query values are refused before any parsing. */
 const MAX_CREDENTIAL_LENGTH = 4096;
 
@@ -31,24 +34,35 @@ export type CredentialCheck =
   | { readonly ok: true; readonly scope: EventScope; readonly key: string }
   | { readonly ok: false; readonly reason: 'expired' | 'invalid' };
 
-interface SigningKey {
+/** A client key and its id in credentials. */
+interface KnownKey {
   readonly id: string;
-  readonly secret: Buffer;
-  /** The client key it is derived from. */
   readonly clientKey: string;
-}
-
-function signingKey(clientKey: string): SigningKey {
-  const secret = createHmac('sha256', clientKey).update(SIGNING_LABEL).digest();
-  const id = createHmac('sha256', secret).update(KEY_ID_LABEL).digest('base64url').slice(0, 12);
-  return { id, secret, clientKey };
 }
 
 function sign(secret: Buffer, text: string): Buffer {
   return createHmac('sha256', secret).update(text).digest();
 }
 
+/**
+ * The secret credentials are signed with: the configured one (`ofrepEventSecret`), else one
+ * derived from the upstream tokens (secret from browsers, the same at every proxy configured
+ * with them), else, with none of those, a random one of this process.
+ */
+export function signingSecretOf(
+  configured: string | undefined,
+  upstreamTokens: readonly string[],
+): string {
+  if (configured !== undefined) return configured;
+  if (upstreamTokens.length === 0) return randomBytes(32).toString('hex');
+  return createHmac('sha256', TOKEN_SECRET_LABEL)
+    .update([...upstreamTokens].sort().join('\n'))
+    .digest('hex');
+}
+
 export interface EventCredentialsOptions {
+  /** The secret credentials are signed with (`signingSecretOf`); never sent to callers. */
+  readonly secret: string;
   /** The configured keys (client keys, pretrusted tokens): known from the start. */
   readonly keys: readonly string[];
   /** Least time a credential opens streams, ms; it stays the same for half of it. */
@@ -59,12 +73,16 @@ export interface EventCredentialsOptions {
 
 /** Issues and checks event-stream credentials for the keys this proxy knows. */
 export class EventCredentials {
-  /** Derived signing keys by id: the configured keys and those seen on bulk requests. */
-  private readonly byId = new Map<string, SigningKey>();
-  private readonly byKey = new Map<string, SigningKey>();
+  /** Client keys by id: the configured keys and those seen on bulk requests. */
+  private readonly byId = new Map<string, KnownKey>();
+  private readonly byKey = new Map<string, KnownKey>();
   private readonly configured: number;
+  private readonly signing: Buffer;
+  private readonly keyIds: Buffer;
 
   constructor(private readonly options: EventCredentialsOptions) {
+    this.signing = createHmac('sha256', options.secret).update(SIGNING_LABEL).digest();
+    this.keyIds = createHmac('sha256', options.secret).update(KEY_ID_LABEL).digest();
     // Set before learning them: eviction skips this many first entries.
     this.configured = new Set(options.keys).size;
     for (const key of options.keys) this.learn(key);
@@ -92,36 +110,45 @@ export class EventCredentials {
       JSON.stringify({ e: scope.environment, p: scope.projects, r: scope.revision, x: expiresSec }),
     ).toString('base64url');
     const signed = `${key.id}.${body}`;
-    return `${signed}.${sign(key.secret, signed).toString('base64url')}`;
+    return `${signed}.${sign(this.signing, signed).toString('base64url')}`;
   }
 
-  /** Whether `credential` was issued by a proxy with a key this one knows, and is unexpired. */
+  /**
+   * Whether `credential` was signed with this proxy's secret for a key it knows, is unexpired, and
+   * expires no later than one it issues now would (a lifetime and a half, rounded up to the
+   * second), give or take `CLOCK_SKEW_MS`: a longer one was not made by `issue` under this
+   * configuration.
+   */
   check(credential: unknown, nowMs = Date.now()): CredentialCheck {
     const invalid = { ok: false, reason: 'invalid' } as const;
     if (typeof credential !== 'string' || credential.length > MAX_CREDENTIAL_LENGTH) return invalid;
     const parts = credential.split('.');
     if (parts.length !== 3) return invalid;
     const [id, body, signature] = parts as [string, string, string];
-    const signing = this.byId.get(id);
-    if (signing === undefined) return invalid;
-    const expected = sign(signing.secret, `${id}.${body}`);
+    const known = this.byId.get(id);
+    if (known === undefined) return invalid;
+    const expected = sign(this.signing, `${id}.${body}`);
     const given = Buffer.from(signature, 'base64url');
     if (given.length !== expected.length || !timingSafeEqual(given, expected)) return invalid;
     const scope = parseScope(body);
     if (scope === undefined) return invalid;
     if (scope.expiresSec * 1000 <= nowMs) return { ok: false, reason: 'expired' };
+    if (scope.expiresSec * 1000 > nowMs + 3 * this.windowMs + 1000 + CLOCK_SKEW_MS) return invalid;
     return {
       ok: true,
       scope: { environment: scope.environment, projects: scope.projects, revision: scope.revision },
-      key: signing.clientKey,
+      key: known.clientKey,
     };
   }
 
-  /** The signing key of `clientKey`, derived once and kept (learnt keys within the bound). */
-  private learn(clientKey: string): SigningKey {
+  /** The id of `clientKey`, made once and kept (learnt keys within the bound). */
+  private learn(clientKey: string): KnownKey {
     let key = this.byKey.get(clientKey);
     if (key !== undefined) return key;
-    key = signingKey(clientKey);
+    key = {
+      id: sign(this.keyIds, clientKey).toString('base64url').slice(0, 12),
+      clientKey,
+    };
     const bound = this.configured + (this.options.maxLearntKeys ?? 10_000);
     if (this.byKey.size >= bound) {
       // Map order is insertion order: the first learnt key follows the configured ones.

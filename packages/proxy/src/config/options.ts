@@ -508,6 +508,16 @@ export const proxySchema = Type.Object(
       default: 30000,
       doc: 'Interval of the keep-alive comment sent on every open event stream (`/api/client/streaming`, `/ofrep/v1/events`), ms, so that load balancers and SDKs (whose read timeout is 60 s) keep idle streams open; `0`: none.',
     }),
+    streamingMaxConnectionsPerAddress: option(Type.Integer({ minimum: 0 }), {
+      env: ['PROXY_STREAMING_MAX_CONNECTIONS_PER_ADDRESS'],
+      default: 100,
+      doc: 'Open `/api/client/streaming` connections accepted at once from one client address (the forwarded one behind `trustProxy`; IPv6 by /64), a hundredth of `streamingMaxConnections`’ default, so that one caller cannot take every slot; beyond it the answer is 429. Raise it when more SDK processes than this reach the proxy through one NAT or load balancer. `0`: no cap beyond `streamingMaxConnections`.',
+    }),
+    streamingMaxConnectionsPerToken: option(Type.Integer({ minimum: 0 }), {
+      env: ['PROXY_STREAMING_MAX_CONNECTIONS_PER_TOKEN'],
+      default: 5000,
+      doc: 'Open `/api/client/streaming` connections accepted at once per client token, half of `streamingMaxConnections`’ default, so that one token cannot take every slot from the others; beyond it the answer is 429. `0`: no cap beyond `streamingMaxConnections`.',
+    }),
     deltaEventsRetained: option(Type.Integer({ exclusiveMinimum: 0 }), {
       env: ['PROXY_DELTA_EVENTS_RETAINED'],
       default: 1000,
@@ -521,7 +531,12 @@ export const proxySchema = Type.Object(
     ofrepEventCredentialMinutes: option(Type.Integer({ exclusiveMinimum: 0 }), {
       env: ['PROXY_OFREP_EVENT_CREDENTIAL_MINUTES'],
       default: 15,
-      doc: 'How long the credential in an OFREP event-stream URL opens streams, minutes (it is valid for this long to one and a half times as long; an open stream stays open). It is signed with a key derived from the client key, so every proxy with the same keys accepts it.',
+      doc: 'How long the credential in an OFREP event-stream URL opens streams, minutes (it is valid for this long to one and a half times as long; an open stream stays open). A credential claiming a later expiry is refused.',
+    }),
+    ofrepEventSecret: option(Type.String({ minLength: 1 }), {
+      env: ['PROXY_OFREP_EVENT_SECRET'],
+      secret: true,
+      doc: 'The secret OFREP event-stream credentials are signed with (HMAC-SHA256); callers never see it. Proxies behind one load balancer need the same one to accept each other’s credentials. Unset: derived from the upstream tokens (`flagsApiToken`), so proxies with the same tokens agree, but whoever holds those tokens (server-side SDKs given the same token) could sign credentials too; set a long random value (`openssl rand -hex 32`) to depend on nothing callers hold.',
     }),
     ofrepEventStreamsMax: option(Type.Integer({ minimum: 0 }), {
       env: ['PROXY_OFREP_MAX_EVENT_STREAMS'],
@@ -532,6 +547,16 @@ export const proxySchema = Type.Object(
       env: ['PROXY_OFREP_INACTIVITY_DELAY_SECONDS'],
       default: 120,
       doc: '`inactivityDelaySec` of the event streams: seconds a hidden page keeps its stream open before closing it (it evaluates again when visible).',
+    }),
+    ofrepEventStreamsMaxPerAddress: option(Type.Integer({ minimum: 0 }), {
+      env: ['PROXY_OFREP_MAX_EVENT_STREAMS_PER_ADDRESS'],
+      default: 100,
+      doc: 'OFREP event streams open at once from one client address (the forwarded one behind `trustProxy`; IPv6 by /64), a hundredth of `ofrepEventStreamsMax`’ default, so that one caller cannot take every slot; more get 429. Raise it when more browser tabs than this reach the proxy through one NAT (an office). `0`: no cap beyond `ofrepEventStreamsMax`.',
+    }),
+    ofrepEventStreamsMaxPerKey: option(Type.Integer({ minimum: 0 }), {
+      env: ['PROXY_OFREP_MAX_EVENT_STREAMS_PER_KEY'],
+      default: 5000,
+      doc: 'OFREP event streams open at once per client key (every browser of an app shares its key), half of `ofrepEventStreamsMax`’ default, so that the streams of one key cannot take every slot from the others; more get 429. A proxy serving one key may set it to `ofrepEventStreamsMax`. `0`: no cap beyond `ofrepEventStreamsMax`.',
     }),
     maxContextValueLength: option(Type.Integer({ exclusiveMinimum: 0 }), {
       env: ['PROXY_MAX_CONTEXT_VALUE_LENGTH'],

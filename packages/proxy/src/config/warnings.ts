@@ -30,6 +30,11 @@ export function configWarnings(config: ProxyConfig): string[] {
   warnings.push(
     ...shortSecrets('server-side tokens', 'expServerSideSdkConfig.tokens', config.serverSideTokens),
   );
+  if (config.ofrepEventSecret !== undefined && config.ofrepEventSecret.length < MIN_SECRET_LENGTH) {
+    warnings.push(
+      `the OFREP event secret (ofrepEventSecret) is shorter than ${MIN_SECRET_LENGTH} characters; anyone may guess it and sign event-stream credentials`,
+    );
+  }
   const trust = trustEverySenderWarning(config.trustProxy, 'TRUST_PROXY');
   if (trust !== undefined) warnings.push(trust);
   return warnings;

@@ -1,6 +1,7 @@
 import { type OutgoingHttpHeaders, ServerResponse } from 'node:http';
 import type { Socket } from 'node:net';
 import type { FastifyReply } from 'fastify';
+import { addressShare } from './address-share.js';
 import { HandedOffResponse } from './stream-front.js';
 
 /** One Server-Sent Events frame: `event:`, `id:` and `data:` lines (multi-line data split). */
@@ -25,6 +26,13 @@ const KEEP_ALIVE = ': keep-alive\n\n';
 export interface EventStreamHubOptions {
   /** Open streams at most; `open` refuses beyond it (the caller answers 429). */
   readonly maxStreams: number;
+  /**
+   * Open streams at most of one client address (IPv6 by /64, see `addressShare`), so that one
+   * caller cannot take every slot (issue #40); 0 or none: only `maxStreams`.
+   */
+  readonly maxStreamsPerAddress?: number;
+  /** Open streams at most of one key, token or credential; 0 or none: only `maxStreams`. */
+  readonly maxStreamsPerKey?: number;
   /** Interval of the keep-alive comment sent to every open stream (ms; 0: none). */
   readonly keepAliveMs: number;
   /**
@@ -33,6 +41,23 @@ export interface EventStreamHubOptions {
    * id). Default `MAX_PENDING_BYTES`.
    */
   readonly maxPendingBytes?: number;
+}
+
+/** Who opens a stream, for the caps on one holder's share of the slots. */
+export interface StreamHolder {
+  /** The client address (`request.ip`: the forwarded one behind a trusted proxy). */
+  readonly address: string;
+  /** The key, token or credential the stream is opened with. */
+  readonly key: string;
+}
+
+/** Why a stream is refused: every slot taken, or the share of its address or of its key. */
+export type StreamRefusal = 'full' | 'address' | 'key';
+
+/** The shares a stream counts in: its holder's address share and key. */
+interface Shares {
+  readonly address: string;
+  readonly key: string;
 }
 
 /**
@@ -74,6 +99,8 @@ export class EventStream<Topic> {
     private readonly target: ServerResponse | Socket,
     private readonly chunker: Chunker,
     private readonly maxPendingBytes: number,
+    /** The shares it counts in until it leaves the hub (none: opened without a holder). */
+    readonly shares: Shares | undefined,
   ) {}
 
   get open(): boolean {
@@ -110,11 +137,15 @@ export class EventStream<Topic> {
 /**
  * The open event streams of one process, by topic (an environment, a token scope). One timer
  * sends the keep-alive comment to all of them, instead of one timer per stream; `closeAll`
- * ends them when the app closes, so shutdown does not wait for clients to leave.
+ * ends them when the app closes, so shutdown does not wait for clients to leave. Beside the cap on
+ * all streams, each client address and each key may hold a share of them at most.
  */
 export class EventStreamHub<Topic> {
   /** By response or socket, so that one `close` listener serves every stream (see `forget`). */
   private readonly streams = new Map<ServerResponse | Socket, EventStream<Topic>>();
+  /** Open streams by address share and by key; an entry goes when its last stream does. */
+  private readonly byAddress = new Map<string, number>();
+  private readonly byKey = new Map<string, number>();
   private readonly chunker = new Chunker();
   /**
    * The `close` listener of every stream's response: it removes the response it is called on. One
@@ -125,9 +156,9 @@ export class EventStreamHub<Topic> {
   private readonly keepAlive: NodeJS.Timeout | undefined;
 
   constructor(private readonly options: EventStreamHubOptions) {
-    const streams = this.streams;
+    const remove = (target: ServerResponse | Socket) => this.remove(target);
     this.forget = function forget(this: ServerResponse | Socket) {
-      streams.delete(this);
+      remove(this);
     };
     if (options.keepAliveMs > 0) {
       this.keepAlive = setInterval(() => {
@@ -146,13 +177,28 @@ export class EventStreamHub<Topic> {
     return this.streams.size >= this.options.maxStreams;
   }
 
+  /** Why a stream of `holder` may not open now, if it may not (checked by `open` too). */
+  refusal(holder?: StreamHolder): StreamRefusal | undefined {
+    if (this.full) return 'full';
+    if (holder === undefined) return undefined;
+    const { maxStreamsPerAddress = 0, maxStreamsPerKey = 0 } = this.options;
+    if (
+      maxStreamsPerAddress > 0 &&
+      (this.byAddress.get(addressShare(holder.address)) ?? 0) >= maxStreamsPerAddress
+    )
+      return 'address';
+    if (maxStreamsPerKey > 0 && (this.byKey.get(holder.key) ?? 0) >= maxStreamsPerKey) return 'key';
+    return undefined;
+  }
+
   /**
    * Takes the reply over as an SSE stream: status 200, the headers set on the reply so far (CORS,
-   * custom headers) and the event-stream headers. Returns `undefined` when the hub is full; the
-   * caller then answers 429 itself. The stream leaves the hub when the client disconnects.
+   * custom headers) and the event-stream headers. Returns `undefined` when the hub is full, or
+   * `holder`'s address or key holds its share (`refusal` says which); the caller then answers 429
+   * itself. The stream leaves the hub, and its shares, when the client disconnects.
    */
-  open(reply: FastifyReply, topic: Topic): EventStream<Topic> | undefined {
-    if (this.full) return undefined;
+  open(reply: FastifyReply, topic: Topic, holder?: StreamHolder): EventStream<Topic> | undefined {
+    if (this.refusal(holder) !== undefined) return undefined;
     const headers: OutgoingHttpHeaders = {};
     for (const [name, value] of Object.entries(reply.getHeaders()))
       if (value !== undefined) headers[name] = value;
@@ -179,15 +225,32 @@ export class EventStreamHub<Topic> {
       socket.resume();
     }
     const target = socket ?? response;
+    const shares =
+      holder === undefined ? undefined : { address: addressShare(holder.address), key: holder.key };
     const stream = new EventStream(
       topic,
       target,
       this.chunker,
       this.options.maxPendingBytes ?? MAX_PENDING_BYTES,
+      shares,
     );
     this.streams.set(target, stream);
+    if (shares !== undefined) {
+      this.byAddress.set(shares.address, (this.byAddress.get(shares.address) ?? 0) + 1);
+      this.byKey.set(shares.key, (this.byKey.get(shares.key) ?? 0) + 1);
+    }
     target.on('close', this.forget);
     return stream;
+  }
+
+  /** Takes the stream of `target` out of the hub and its shares (nothing if it is not in). */
+  private remove(target: ServerResponse | Socket): void {
+    const stream = this.streams.get(target);
+    if (stream === undefined) return;
+    this.streams.delete(target);
+    if (stream.shares === undefined) return;
+    release(this.byAddress, stream.shares.address);
+    release(this.byKey, stream.shares.key);
   }
 
   /** Sends `frame` to every open stream whose topic `matches`; returns how many got it. */
@@ -205,7 +268,7 @@ export class EventStreamHub<Topic> {
     for (const [target, stream] of this.streams) {
       if (!ends(stream.topic)) continue;
       stream.close();
-      this.streams.delete(target);
+      this.remove(target);
       closed++;
     }
     return closed;
@@ -220,5 +283,14 @@ export class EventStreamHub<Topic> {
     if (this.keepAlive) clearInterval(this.keepAlive);
     for (const stream of this.streams.values()) stream.close();
     this.streams.clear();
+    this.byAddress.clear();
+    this.byKey.clear();
   }
+}
+
+/** One stream fewer in `count`'s entry for `share`; the entry goes at zero. */
+function release(count: Map<string, number>, share: string): void {
+  const left = (count.get(share) ?? 0) - 1;
+  if (left > 0) count.set(share, left);
+  else count.delete(share);
 }

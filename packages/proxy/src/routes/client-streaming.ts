@@ -2,7 +2,12 @@ import { errorSchema } from '@flags/schemas';
 import type { FastifyInstance } from 'fastify';
 import type { Access, AuthorizeHook as Authenticate } from '../auth/access.js';
 import { ProxyError } from '../errors.js';
-import { type EventStream, type EventStreamHub, eventFrame } from '../http/event-stream.js';
+import {
+  type EventStream,
+  type EventStreamHub,
+  eventFrame,
+  type StreamRefusal,
+} from '../http/event-stream.js';
 import { errorResponses, SERVER_SIDE_TAG, textResponse } from '../http/route-docs.js';
 import { type ChangeLog, type ChangeLogs, eventIdOf, type Scope } from '../streaming/change-log.js';
 
@@ -29,6 +34,14 @@ const CONNECTED = 'unleash-connected';
 const UPDATED = 'unleash-updated';
 /** `Retry-After` of a refused stream, s. */
 const RETRY_AFTER_SECONDS = '60';
+
+/** What a 429 says of the cap that was reached. */
+const REFUSALS: Readonly<Record<StreamRefusal, string>> = {
+  full: 'As many streams are open as this proxy accepts (`streamingMaxConnections`); poll `/api/client/delta` or `/api/client/features` instead.',
+  address:
+    'This client address holds as many streams as one address may (`streamingMaxConnectionsPerAddress`).',
+  key: 'This token holds as many streams as one token may (`streamingMaxConnectionsPerToken`).',
+};
 
 /**
  * Sends each change of a log to the streams reading it: the events are filtered and rendered once
@@ -101,7 +114,7 @@ export function clientStreamingRoutes(
           ...errorResponses(401, 403, 503),
           429: {
             description:
-              'As many streams are open as `streamingMaxConnections` allows; poll `/api/client/delta` or `/api/client/features` instead.',
+              'As many streams are open as `streamingMaxConnections` allows, or as the caller’s address (`streamingMaxConnectionsPerAddress`) or token (`streamingMaxConnectionsPerToken`) may hold; poll `/api/client/delta` or `/api/client/features` instead.',
             ...errorSchema,
           },
         },
@@ -111,18 +124,20 @@ export function clientStreamingRoutes(
       exposeHeadRoute: false,
     },
     function clientGetStreaming(request, reply) {
-      if (hub.full) {
+      const { access } = request;
+      const holder = { address: request.ip, key: access.key };
+      const refusal = hub.refusal(holder);
+      if (refusal !== undefined) {
         // As the other 429s: when to try again (the Node SDK polls meanwhile, and its next stream
         // waits for a restart or a mode change anyway).
         reply.header('retry-after', RETRY_AFTER_SECONDS);
-        throw new ProxyError('TOO_MANY_STREAMS');
+        throw new ProxyError('TOO_MANY_STREAMS', [REFUSALS[refusal]]);
       }
-      const { access } = request;
       const log = logs.of(access.environment.state);
       const scope = log.scope(access.projects);
       reply.headers(headers);
-      // Not full (checked above, and nothing ran since): the stream opens.
-      const stream = hub.open(reply, { scope, access }) as EventStream<ClientStreamTopic>;
+      // Not refused (checked above, and nothing ran since): the stream opens.
+      const stream = hub.open(reply, { scope, access }, holder) as EventStream<ClientStreamTopic>;
       const since = eventIdOf(request.headers['last-event-id']);
       const latest = log.latest;
       if (since === undefined || !log.holds(since)) stream.send(connectedFrame(log, scope));

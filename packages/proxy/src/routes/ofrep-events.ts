@@ -4,7 +4,12 @@ import type { Access } from '../auth/access.js';
 import type { EventCredentials } from '../auth/event-credential.js';
 import { ProxyError } from '../errors.js';
 import type { StateRevisions } from '../http/context-etag.js';
-import { EventStreamHub, eventFrame } from '../http/event-stream.js';
+import {
+  type EventStream,
+  EventStreamHub,
+  eventFrame,
+  type StreamRefusal,
+} from '../http/event-stream.js';
 import { errorResponses, OFREP_TAG } from '../http/route-docs.js';
 import type { CompiledState } from '../state.js';
 import type { Environment, Environments } from '../sync/environments.js';
@@ -45,10 +50,25 @@ export interface OfrepEventsOptions {
   /** `proxyBasePath`: the stream URL's path starts with it. */
   readonly basePath: string;
   readonly maxStreams: number;
+  /** Streams one client address may hold (`ofrepEventStreamsMaxPerAddress`; 0: no own cap). */
+  readonly maxStreamsPerAddress: number;
+  /** Streams of credentials of one key at most (`ofrepEventStreamsMaxPerKey`; 0: no own cap). */
+  readonly maxStreamsPerKey: number;
   readonly keepAliveMs: number;
   /** `inactivityDelaySec` announced with the stream. */
   readonly inactivityDelaySec: number;
 }
+
+/** `Retry-After` of a refused stream, s (providers retry with their own backoff too). */
+const RETRY_AFTER_SECONDS = '5';
+
+/** What a 429 says of the cap that was reached. */
+const REFUSALS: Readonly<Record<StreamRefusal, string>> = {
+  full: 'As many OFREP event streams are open as this proxy accepts (`ofrepEventStreamsMax`).',
+  address:
+    'This client address holds as many OFREP event streams as one address may (`ofrepEventStreamsMaxPerAddress`).',
+  key: 'The streams of this key hold as many OFREP event streams as one key may (`ofrepEventStreamsMaxPerKey`).',
+};
 
 /** `event: message` with `{ type: 'refetchEvaluation', etag }` and the revision as its `id`. */
 function refetchFrame(revision: string): string {
@@ -75,6 +95,8 @@ export class OfrepEvents {
   constructor(private readonly options: OfrepEventsOptions) {
     this.hub = new EventStreamHub({
       maxStreams: options.maxStreams,
+      maxStreamsPerAddress: options.maxStreamsPerAddress,
+      maxStreamsPerKey: options.maxStreamsPerKey,
       keepAliveMs: options.keepAliveMs,
     });
   }
@@ -184,7 +206,8 @@ export class OfrepEvents {
               ...errorSchema,
             },
             429: {
-              description: 'As many streams are open as `ofrepEventStreamsMax` allows.',
+              description:
+                'As many streams are open as `ofrepEventStreamsMax` allows, or as the caller’s address (`ofrepEventStreamsMaxPerAddress`) or key (`ofrepEventStreamsMaxPerKey`) may hold.',
               ...errorSchema,
             },
             ...errorResponses(503),
@@ -222,11 +245,15 @@ export class OfrepEvents {
           projects: scope.projects,
           revision: current,
         };
-        const stream = events.hub.open(reply, listener);
-        if (stream === undefined) {
-          void reply.header('retry-after', '5');
-          throw new ProxyError('TOO_MANY_STREAMS');
+        // The key, not the credential: every credential of a key is the key's share.
+        const holder = { address: request.ip, key: check.key };
+        const refusal = events.hub.refusal(holder);
+        if (refusal !== undefined) {
+          void reply.header('retry-after', RETRY_AFTER_SECONDS);
+          throw new ProxyError('TOO_MANY_STREAMS', [REFUSALS[refusal]]);
         }
+        // Not refused (checked above, and nothing ran since): the stream opens.
+        const stream = events.hub.open(reply, listener, holder) as EventStream<Listener>;
         events.watch(environment);
         // What the client last heard (a reconnect), or the revision its bulk answer was made
         // from: a change in between is announced at once.

@@ -1,5 +1,5 @@
 import { createParser, type EventSourceMessage } from 'eventsource-parser';
-import { request } from 'undici';
+import { Agent, request } from 'undici';
 
 /** An SSE response read over real HTTP: its status, headers and the events parsed so far. */
 export interface OpenedStream {
@@ -15,16 +15,23 @@ export interface OpenedStream {
   close(): void;
 }
 
-/** Opens `url` as an event stream (as `EventSource` would: GET, `Accept: text/event-stream`). */
+/**
+ * Opens `url` as an event stream (as `EventSource` would: GET, `Accept: text/event-stream`),
+ * from the local address `from` when given (another loopback address: another client).
+ */
 export async function openEventStream(
   url: string,
   headers: Record<string, string> = {},
+  from?: string,
 ): Promise<OpenedStream> {
   const controller = new AbortController();
+  const dispatcher =
+    from === undefined ? undefined : new Agent({ localAddress: from });
   const response = await request(url, {
     method: 'GET',
     headers: { accept: 'text/event-stream', ...headers },
     signal: controller.signal,
+    ...(dispatcher === undefined ? {} : { dispatcher }),
   });
   const events: EventSourceMessage[] = [];
   const comments: string[] = [];
@@ -56,6 +63,9 @@ export async function openEventStream(
     get ended() {
       return ended;
     },
-    close: () => controller.abort(),
+    close: () => {
+      controller.abort();
+      void dispatcher?.destroy();
+    },
   };
 }
