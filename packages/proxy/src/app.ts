@@ -27,6 +27,7 @@ import { fastifyTrustProxy, namedProxies } from './http/trusted-proxies.js';
 import { isDebug } from './logger.js';
 import { type FetchClock, ProxyMetrics } from './prometheus.js';
 import { registerSyncMetrics } from './prometheus-sync.js';
+import { registerUsageMetrics } from './usage/prometheus-usage.js';
 import { allRoutes } from './routes/all.js';
 import { backstageRoutes } from './routes/backstage.js';
 import { bulkMetricsRoutes } from './routes/bulk-metrics.js';
@@ -100,6 +101,8 @@ export async function buildApp(config: ProxyConfig, deps: AppDeps): Promise<Fast
   readJsonBodies(app, 'value');
   const metrics = new ProxyMetrics(environments.default.state, deps.clock ?? { lastCheckMs: 0 });
   registerSyncMetrics(metrics.registry, { environments, validator: deps.validator });
+  // Every environment's aggregator shares one budget.
+  registerUsageMetrics(metrics.registry, environments.default.usage?.budget);
   installDurationRecording(app, metrics);
   if (config.enableOAS) await registerOpenApi(app, config);
 

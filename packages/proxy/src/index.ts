@@ -25,6 +25,7 @@ import { createUpstreamClient } from './sync/http-client.js';
 import { registerUpstream } from './sync/register.js';
 import { upstreamHeaders } from './sync/upstream.js';
 import { UsageAggregator } from './usage/aggregator.js';
+import { PendingBudget } from './usage/pending-budget.js';
 import { MetricsReporter } from './usage/reporter.js';
 
 export { type AppDeps, buildApp } from './app.js';
@@ -98,6 +99,8 @@ export async function createProxy(
       if (applied) environment.poller.markReady();
     });
   };
+  // One memory bound for the pending usage of every environment.
+  const usageBudget = new PendingBudget(config.usageMaxPendingBytes);
   const environments = new Environments({
     // Every environment counts its own usage (metrics on only): an Unleash-format token names the
     // environment its counts belong to; a plain token's counts take the configured one, if any.
@@ -106,6 +109,7 @@ export async function createProxy(
         ? new UsageAggregator({
             appName: config.flagsAppName,
             environment: parseUnleashToken(token) === undefined ? config.environment : name,
+            budget: usageBudget,
           })
         : undefined,
     stateFor: (_name, usage) =>

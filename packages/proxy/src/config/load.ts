@@ -112,6 +112,7 @@ function resolve(options: Options) {
     enableAllEndpoint: options.enableAllEndpoint,
     enableTokensEndpoint: options.enableTokensEndpoint,
     maxBodyBytes: options.maxBodyBytes,
+    usageMaxPendingBytes: options.usageMaxPendingBytes,
     /** Longest time to receive a whole request, ms; 0: no limit. */
     requestTimeoutMs: options.requestTimeoutMs,
     /** Open connections per socket address (trusted proxies exempt); 0: no limit. */

@@ -316,6 +316,11 @@ export const proxySchema = Type.Object(
       default: 0,
       doc: 'Random jitter added to the metrics interval, ms (≥ 0).',
     }),
+    usageMaxPendingBytes: option(Type.Integer({ exclusiveMinimum: 0 }), {
+      env: ['FLAGS_USAGE_MAX_PENDING_BYTES'],
+      default: 16777216,
+      doc: 'Memory all pending usage metrics (counts, variant names, registrations, impact metrics not yet sent upstream, a send in flight included) may take, bytes (estimated); beyond it new entries are dropped and counted (`flags_proxy_usage_dropped_total`).',
+    }),
     upstreamTimeoutMs: option(Type.Integer({ exclusiveMinimum: 0 }), {
       env: ['FLAGS_UPSTREAM_TIMEOUT_MS', secondsVariable('UPSTREAM_REQUEST_TIMEOUT')],
       default: 10000,

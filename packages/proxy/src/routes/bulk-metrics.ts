@@ -1,7 +1,8 @@
 import type { JsonSchemaToTsProvider } from '@fastify/type-provider-json-schema-to-ts';
-import { bulkMetricsSchema } from '@flags/schemas';
+import { bulkMetricsSchema, instantMs } from '@flags/schemas';
 import type { FastifyInstance } from 'fastify';
 import type { AuthorizeHook as Authenticate } from '../auth/access.js';
+import { ProxyError } from '../errors.js';
 import { errorResponses, SERVER_SIDE_TAG, textResponse } from '../http/route-docs.js';
 
 export interface BulkMetricsRouteOptions {
@@ -36,6 +37,11 @@ export function bulkMetricsRoutes(
       onRequest: options.authenticate,
     },
     function clientPostBulkMetrics(request, reply) {
+      // As the upstream refuses them (issue 40): the schema keeps years to 1970..9999, an offset
+      // can still move an instant outside.
+      for (const metric of request.body.metrics)
+        if (Number.isNaN(instantMs(metric.timestamp)))
+          throw new ProxyError('BAD_BODY', ['Every metric timestamp must be a valid date.']);
       request.access.environment.usage?.addBulk(request.body);
       return reply.code(202).send();
     },

@@ -1,7 +1,8 @@
 import type { JsonSchemaToTsProvider } from '@fastify/type-provider-json-schema-to-ts';
-import { usageReportSchema } from '@flags/schemas';
+import { instantMs, usageReportSchema } from '@flags/schemas';
 import type { FastifyInstance } from 'fastify';
 import type { AuthorizeHook as Authenticate } from '../auth/access.js';
+import { ProxyError } from '../errors.js';
 import { errorResponses, SERVER_SIDE_TAG, textResponse } from '../http/route-docs.js';
 
 export interface MetricsRouteOptions {
@@ -40,6 +41,11 @@ export function metricsRoutes(
       path,
       { schema, onRequest: authenticate },
       function clientPostMetrics(request, reply) {
+        const { start, stop } = request.body.bucket;
+        // The schema keeps years to 1970..9999; an offset can still move an instant outside,
+        // and the upstream refuses those (issue 40).
+        if (Number.isNaN(instantMs(start)) || Number.isNaN(instantMs(stop)))
+          throw new ProxyError('BAD_BODY', ['bucket.start and bucket.stop must be valid dates.']);
         request.access.environment.usage?.addReport(request.body);
         if (accepted === 202) return reply.code(202).send();
         return reply.code(200).type('text/plain; charset=utf-8').send('OK');

@@ -3,9 +3,16 @@ import {
   type BulkApplication,
   type BulkMetrics,
   MAX_METRIC_COUNT,
+  MAX_REPORT_VARIANTS,
   type UsageReport,
 } from '@flags/schemas';
 import { ImpactMetrics } from './impact.js';
+import { type DroppedKind, ENTRY_BYTES, PendingBudget, stringBytes } from './pending-budget.js';
+
+/** The memory pending usage takes by default, bytes (`usageMaxPendingBytes`). */
+export const DEFAULT_MAX_PENDING_BYTES = 16 * 1024 * 1024;
+/** Estimated bytes of a bucket beside its name and entries. */
+const BUCKET_BYTES = 8 * ENTRY_BYTES;
 
 /** Counts of one flag in one bucket. */
 export interface ToggleCount {
@@ -26,6 +33,8 @@ export interface AppBucket {
   readonly impact: ImpactMetrics;
   /** Registrations of its instances that downstream Edges and proxies sent in bulk, by instance. */
   readonly registrations: Map<string, BulkApplication>;
+  /** Estimated bytes charged to the pending budget for it (see `PendingBudget`). */
+  bytes: number;
 }
 
 export interface AggregatorOptions {
@@ -41,6 +50,11 @@ export interface AggregatorOptions {
   readonly maxImpactSeries?: number;
   /** Downstream registrations one bucket keeps. */
   readonly maxRegistrations?: number;
+  /**
+   * The memory bound of pending usage, shared by every environment's aggregator (a bound of
+   * `DEFAULT_MAX_PENDING_BYTES` of its own unless given).
+   */
+  readonly budget?: PendingBudget;
   readonly now?: () => number;
 }
 
@@ -136,6 +150,11 @@ function newToggle(): ToggleCount {
   return { yes: 0, no: 0, variants: new Map() };
 }
 
+/** Estimated bytes of a kept registration. */
+function registrationBytes(registration: BulkApplication): number {
+  return ENTRY_BYTES + 2 * JSON.stringify(registration).length;
+}
+
 /** Whether a bucket has anything to send. */
 function hasContent(bucket: AppBucket): boolean {
   return (
@@ -153,7 +172,9 @@ function hasContent(bucket: AppBucket): boolean {
  * is lost or sent twice. Memory is bounded: a bucket keeps the current flags plus `maxExtraNames`
  * other names, `maxImpactSeries` impact-metric series and `maxRegistrations` downstream
  * registrations, and at most `maxApps` reporting applications have buckets of their own (further
- * ones are counted under the proxy's own name).
+ * ones are counted under the proxy's own name); a flag keeps at most `MAX_REPORT_VARIANTS` variant
+ * names; and everything kept, in every environment, stays within the bytes of the shared
+ * `PendingBudget` (new entries beyond it are dropped and counted).
  */
 export class UsageAggregator {
   private readonly tallies = new Set<Tally>();
@@ -165,7 +186,8 @@ export class UsageAggregator {
   private readonly maxImpactSeries: number;
   private readonly maxRegistrations: number;
   private readonly now: () => number;
-  /** Flag names and impact-metric samples dropped because a bucket was full (logged by the reporter). */
+  readonly budget: PendingBudget;
+  /** Entries dropped because a bucket, a flag or the budget was full (logged by the reporter). */
   dropped = 0;
   private readonly countDropped = (samples: number) => {
     this.dropped += samples;
@@ -176,6 +198,7 @@ export class UsageAggregator {
     this.maxApps = options.maxApps ?? 100;
     this.maxImpactSeries = options.maxImpactSeries ?? 1000;
     this.maxRegistrations = options.maxRegistrations ?? 100;
+    this.budget = options.budget ?? new PendingBudget(DEFAULT_MAX_PENDING_BYTES);
     this.now = options.now ?? Date.now;
   }
 
@@ -236,9 +259,7 @@ export class UsageAggregator {
         continue;
       const bucket = this.bucket(application.appName, fixed ?? environment);
       if (bucket.appName !== application.appName) continue;
-      const registrations = bucket.registrations;
-      if (registrations.has(instanceId) || registrations.size < this.maxRegistrations)
-        registrations.set(instanceId, application);
+      this.keepRegistration(bucket, instanceId, application);
     }
     for (const metric of body.metrics) {
       if (fixed !== undefined && metric.environment !== fixed) continue;
@@ -253,7 +274,8 @@ export class UsageAggregator {
 
   /**
    * Moves every count into the returned buckets and starts empty ones. Counts above what one
-   * report may carry (`MAX_METRIC_COUNT`) stay behind for the next report.
+   * report may carry (`MAX_METRIC_COUNT`) stay behind for the next report. The taken buckets stay
+   * charged to the budget until they are `release`d (their send is over).
    */
   take(): AppBucket[] {
     this.collectTallies();
@@ -265,30 +287,44 @@ export class UsageAggregator {
         if (over === undefined) continue;
         const rest = this.bucket(bucket.appName, bucket.environment);
         rest.start = Math.min(rest.start, bucket.start);
-        mergeToggle(this.toggle(rest, name, true) as ToggleCount, over);
+        const target = this.toggle(rest, name, true) as ToggleCount;
+        for (const variant of over.variants.keys())
+          if (!target.variants.has(variant)) this.charge(rest, ENTRY_BYTES + stringBytes(variant));
+        mergeToggle(target, over);
       }
     }
     return taken;
   }
 
-  /** Merges buckets whose send failed back into the current ones (earliest start kept). */
+  /** The send of buckets `take` returned is over: their memory no longer counts. */
+  release(buckets: readonly AppBucket[]): void {
+    let bytes = 0;
+    for (const bucket of buckets) bytes += bucket.bytes;
+    this.budget.release(bytes);
+  }
+
+  /**
+   * Merges buckets whose send failed back into the current ones (earliest start kept), within
+   * the budget: what no longer fits is dropped and counted. Call `release` for them first.
+   */
   restore(buckets: readonly AppBucket[]): void {
     for (const old of buckets) {
       const bucket = this.bucket(old.appName, old.environment);
       bucket.start = Math.min(bucket.start, old.start);
       if (old.announced && bucket.appName === old.appName) bucket.announced = true;
       for (const [name, toggle] of old.toggles) {
-        const target = this.toggle(bucket, name, true) as ToggleCount;
-        mergeToggle(target, toggle);
+        const target = this.toggle(bucket, name, true, true);
+        if (target === undefined) continue;
+        target.yes += toggle.yes;
+        target.no += toggle.no;
+        for (const [variant, count] of toggle.variants)
+          this.addVariant(bucket, target, variant, count);
       }
       for (const metric of old.impact.toWire()) bucket.impact.add(metric, true);
       if (bucket.appName !== old.appName) continue;
       for (const [instance, registration] of old.registrations) {
-        if (
-          !bucket.registrations.has(instance) &&
-          bucket.registrations.size < this.maxRegistrations
-        )
-          bucket.registrations.set(instance, registration);
+        if (!bucket.registrations.has(instance))
+          this.keepRegistration(bucket, instance, registration);
       }
     }
   }
@@ -327,7 +363,10 @@ export class UsageAggregator {
       for (const [result, hits] of tally.variants) {
         const toggle = this.toggle(bucket, result.name, true) as ToggleCount;
         const name = result.variant.name;
-        toggle.variants.set(name, (toggle.variants.get(name) ?? 0) + hits);
+        const kept = toggle.variants.get(name);
+        // The flags' own variants: bounded by the configuration, always kept.
+        if (kept === undefined) this.charge(bucket, ENTRY_BYTES + stringBytes(name));
+        toggle.variants.set(name, (kept ?? 0) + hits);
       }
       tally.variants.clear();
     }
@@ -335,22 +374,74 @@ export class UsageAggregator {
 
   private bucket(appName: string, environment: string | undefined): AppBucket {
     const key = `${appName}\u0000${environment ?? ''}`;
-    let bucket = this.buckets.get(key);
+    const bucket = this.buckets.get(key);
     if (bucket !== undefined) return bucket;
     if (this.buckets.size >= this.maxApps && appName !== this.options.appName) {
       return this.bucket(this.options.appName, this.options.environment);
     }
-    bucket = {
+    const created: AppBucket = {
       appName,
       environment,
       start: this.now(),
       toggles: new Map(),
       announced: false,
-      impact: new ImpactMetrics(this.maxImpactSeries, this.countDropped),
+      impact: new ImpactMetrics(this.maxImpactSeries, this.countDropped, (bytes) =>
+        this.reserve(created, bytes, 'impact'),
+      ),
       registrations: new Map(),
+      bytes: 0,
     };
-    this.buckets.set(key, bucket);
-    return bucket;
+    // Buckets are bounded by `maxApps`: always kept.
+    this.charge(created, BUCKET_BYTES + stringBytes(appName) + stringBytes(environment ?? ''));
+    this.buckets.set(key, created);
+    return created;
+  }
+
+  /** Charges `bytes` of `bucket` whatever the bound. */
+  private charge(bucket: AppBucket, bytes: number): void {
+    this.budget.charge(bytes);
+    bucket.bytes += bytes;
+  }
+
+  /** Charges `bytes` of a new entry of `bucket` if they fit the budget (else it is dropped). */
+  private reserve(bucket: AppBucket, bytes: number, kind: DroppedKind): boolean {
+    if (!this.budget.reserve(bytes, kind)) {
+      this.dropped++;
+      return false;
+    }
+    bucket.bytes += bytes;
+    return true;
+  }
+
+  /** Adds `count` hits of `variant`; a new name only within the flag's and the budget's bounds. */
+  private addVariant(bucket: AppBucket, toggle: ToggleCount, variant: string, count: number): void {
+    const kept = toggle.variants.get(variant);
+    if (kept !== undefined) {
+      toggle.variants.set(variant, kept + count);
+      return;
+    }
+    if (toggle.variants.size >= MAX_REPORT_VARIANTS) {
+      this.budget.drop('variant');
+      this.dropped++;
+      return;
+    }
+    if (this.reserve(bucket, ENTRY_BYTES + stringBytes(variant), 'variant'))
+      toggle.variants.set(variant, count);
+  }
+
+  /** Keeps a downstream registration within `maxRegistrations` and the budget. */
+  private keepRegistration(bucket: AppBucket, instanceId: string, registration: BulkApplication) {
+    const registrations = bucket.registrations;
+    const old = registrations.get(instanceId);
+    if (old === undefined && registrations.size >= this.maxRegistrations) return;
+    const bytes =
+      registrationBytes(registration) - (old === undefined ? 0 : registrationBytes(old));
+    if (bytes > 0 && !this.reserve(bucket, bytes, 'registration')) return;
+    if (bytes < 0) {
+      this.budget.release(-bytes);
+      bucket.bytes += bytes;
+    }
+    registrations.set(instanceId, registration);
   }
 
   /** Adds reported counts of `name` (dropped when the bucket is full of unknown names). */
@@ -368,12 +459,20 @@ export class UsageAggregator {
     if (variants === null || variants === undefined) return;
     for (const variant of Object.keys(variants)) {
       const count = variants[variant] ?? 0;
-      if (count > 0) toggle.variants.set(variant, (toggle.variants.get(variant) ?? 0) + count);
+      if (count > 0) this.addVariant(bucket, toggle, variant, count);
     }
   }
 
-  /** The counts of `name` in `bucket`, or `undefined` when the bucket is full (`force`: always). */
-  private toggle(bucket: AppBucket, name: string, force = false): ToggleCount | undefined {
+  /**
+   * The counts of `name` in `bucket`, or `undefined` when the bucket is full or the budget is
+   * (`force`: whatever the bucket holds; `bounded`: a forced one within the budget still).
+   */
+  private toggle(
+    bucket: AppBucket,
+    name: string,
+    force = false,
+    bounded = !force,
+  ): ToggleCount | undefined {
     let toggle = bucket.toggles.get(name);
     if (toggle !== undefined) return toggle;
     const known = this.current?.index.size ?? 0;
@@ -382,9 +481,13 @@ export class UsageAggregator {
       bucket.toggles.size >= known + this.maxExtraNames &&
       !(this.current?.index.has(name) ?? false)
     ) {
+      this.budget.drop('flag');
       this.dropped++;
       return undefined;
     }
+    const bytes = ENTRY_BYTES + stringBytes(name);
+    if (!bounded) this.charge(bucket, bytes);
+    else if (!this.reserve(bucket, bytes, 'flag')) return undefined;
     toggle = newToggle();
     bucket.toggles.set(name, toggle);
     return toggle;

@@ -1,4 +1,11 @@
-import type { BulkApplication, BulkMetric, ImpactMetric } from '@flags/schemas';
+import {
+  type BulkApplication,
+  type BulkMetric,
+  type ImpactMetric,
+  MAX_BULK_APPLICATIONS,
+  MAX_BULK_METRICS,
+  MAX_REPORT_FLAGS,
+} from '@flags/schemas';
 import type { AppBucket, ToggleCount } from './aggregator.js';
 import { ImpactMetrics } from './impact.js';
 
@@ -54,22 +61,63 @@ function piece<T extends Omit<Piece, 'bytes'>>(fields: T): T & { bytes: number }
   return { ...fields, bytes: Buffer.byteLength(JSON.stringify(fields.wire)) + 1 };
 }
 
+/** The most entries of each list one body may carry: what the upstream's schema takes. */
+export interface EntryLimits {
+  /** `metrics` entries (bulk) or `toggles` (per application). */
+  readonly toggles: number;
+  /** `applications` entries (bulk): the proxy's own and downstream registrations. */
+  readonly applications: number;
+  /** `impactMetrics` entries. */
+  readonly impact: number;
+}
+
+/** Impact metrics one body carries at most (`impactMetricsSchema.maxItems`). */
+const MAX_BODY_IMPACT_METRICS = 1000;
+
+const BULK_LIMITS: EntryLimits = {
+  toggles: MAX_BULK_METRICS,
+  applications: MAX_BULK_APPLICATIONS,
+  impact: MAX_BODY_IMPACT_METRICS,
+};
+const APP_LIMITS: EntryLimits = {
+  toggles: MAX_REPORT_FLAGS,
+  applications: 1,
+  impact: MAX_BODY_IMPACT_METRICS,
+};
+
+/** Which list of a body a piece goes into. */
+function listOf(one: Piece): keyof EntryLimits {
+  return one.kind === 'toggle' ? 'toggles' : one.kind === 'impact' ? 'impact' : 'applications';
+}
+
 /**
- * Cuts `pieces` into groups that fit one body each (`envelope`: the body's bytes besides them), in
- * order; a piece too large alone goes alone.
+ * Cuts `pieces` into groups that fit one body each (`envelope`: the body's bytes besides them;
+ * `limits`: the entries of each list the upstream takes), in order; a piece too large alone goes
+ * alone.
  */
-function pack(pieces: readonly Piece[], envelope: number, maxBytes: number): Piece[][] {
+function pack(
+  pieces: readonly Piece[],
+  envelope: number,
+  maxBytes: number,
+  limits: EntryLimits,
+): Piece[][] {
   const groups: Piece[][] = [];
   let group: Piece[] = [];
   let bytes = envelope;
+  const counts = { toggles: 0, applications: 0, impact: 0 };
   for (const one of pieces) {
-    if (group.length > 0 && bytes + one.bytes >= maxBytes) {
+    const list = listOf(one);
+    if (group.length > 0 && (bytes + one.bytes >= maxBytes || counts[list] >= limits[list])) {
       groups.push(group);
       group = [];
       bytes = envelope;
+      counts.toggles = 0;
+      counts.applications = 0;
+      counts.impact = 0;
     }
     group.push(one);
     bytes += one.bytes;
+    counts[list]++;
   }
   if (group.length > 0) groups.push(group);
   return groups;
@@ -91,6 +139,8 @@ function bucketsOf(pieces: readonly Piece[]): AppBucket[] {
         // Holds only what the source held, so no bound is reached.
         impact: new ImpactMetrics(Number.POSITIVE_INFINITY, () => {}),
         registrations: new Map(),
+        // Charged to the budget through its source bucket, not again.
+        bytes: 0,
       };
       parts.set(source, part);
     }
@@ -132,6 +182,7 @@ export function bulkBatches(
   sender: Sender,
   stop: number,
   maxBytes = MAX_BATCH_BYTES,
+  limits = BULK_LIMITS,
 ): Batch[] {
   const via = { appName: sender.appName, instanceId: sender.instanceId };
   const pieces: Piece[] = [];
@@ -175,7 +226,7 @@ export function bulkBatches(
     for (const metric of bucket.impact.toWire())
       pieces.push(piece({ bucket, kind: 'impact', wire: metric }));
   }
-  return pack(pieces, BULK_ENVELOPE_BYTES, maxBytes).map((group) => {
+  return pack(pieces, BULK_ENVELOPE_BYTES, maxBytes, limits).map((group) => {
     const impactMetrics = group.flatMap((one) => (one.kind === 'impact' ? [one.wire] : []));
     const body = {
       applications: group.flatMap((one) =>
@@ -200,6 +251,7 @@ export function appBatches(
   platform: { readonly name: string; readonly version: string },
   stop: number,
   maxBytes = MAX_BATCH_BYTES,
+  limits = APP_LIMITS,
 ): Batch[] {
   const batches: Batch[] = [];
   for (const bucket of buckets) {
@@ -228,7 +280,7 @@ export function appBatches(
     for (const metric of bucket.impact.toWire())
       pieces.push(piece({ bucket, kind: 'impact', wire: metric }));
     const envelope = Buffer.byteLength(JSON.stringify(body({}, []))) + IMPACT_FIELD_BYTES;
-    for (const group of pack(pieces, envelope, maxBytes)) {
+    for (const group of pack(pieces, envelope, maxBytes, limits)) {
       const toggles = group.flatMap((one) =>
         one.kind === 'toggle' ? [one.wire as [string, unknown]] : [],
       );

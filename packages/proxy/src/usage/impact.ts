@@ -39,12 +39,15 @@ function labelsKey(labels: Labels): string {
   return JSON.stringify(Object.entries(labels).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)));
 }
 
+/** Estimated bytes of a kept series or histogram bound beside its labels. */
+const SERIES_BYTES = 128;
+
 /**
  * Impact metrics (counters, gauges, histograms that SDKs report beside flag counts), merged as they
  * arrive so a busy application costs one entry per series, not one per report: counters and
- * histograms add up, a gauge keeps its latest value. At most `maxSeries` series are kept; samples of
- * further series are dropped (and reported to `onDrop`). A metric name arriving with another type
- * than the kept one is dropped too.
+ * histograms add up, a gauge keeps its latest value. At most `maxSeries` series are kept, each only
+ * if `admit` grants its estimated bytes; samples of further series are dropped (and reported to
+ * `onDrop`). A metric name arriving with another type than the kept one is dropped too.
  */
 export class ImpactMetrics {
   private readonly metrics = new Map<string, Kept>();
@@ -53,6 +56,8 @@ export class ImpactMetrics {
   constructor(
     private readonly maxSeries: number,
     private readonly onDrop: (samples: number) => void,
+    /** Whether `bytes` more may be kept (the pending-usage budget); always, unless given. */
+    private readonly admit: (bytes: number) => boolean = () => true,
   ) {}
 
   get size(): number {
@@ -68,7 +73,8 @@ export class ImpactMetrics {
     if (kept === undefined) {
       // A metric is kept only with a series of its own, so names alone cannot take memory.
       if (metric.samples.length === 0) return;
-      if (this.seriesCount >= this.maxSeries) {
+      const bytes = SERIES_BYTES + 2 * (metric.name.length + (metric.help?.length ?? 0));
+      if (this.seriesCount >= this.maxSeries || !this.admit(bytes)) {
         this.onDrop(metric.samples.length);
         return;
       }
@@ -99,7 +105,7 @@ export class ImpactMetrics {
           const key = String(bucket.le);
           const have = target.buckets.get(key);
           if (have !== undefined) have.count += bucket.count;
-          else if (target.buckets.size < MAX_BOUNDS)
+          else if (target.buckets.size < MAX_BOUNDS && this.admit(SERIES_BYTES))
             target.buckets.set(key, { le: bucket.le, count: bucket.count });
           else this.onDrop(1);
         }
@@ -126,7 +132,7 @@ export class ImpactMetrics {
   private series<T>(series: Map<string, T>, key: string, create: () => T): T | undefined {
     let target = series.get(key);
     if (target !== undefined) return target;
-    if (this.seriesCount >= this.maxSeries) {
+    if (this.seriesCount >= this.maxSeries || !this.admit(SERIES_BYTES + 2 * key.length)) {
       this.onDrop(1);
       return undefined;
     }

@@ -132,7 +132,7 @@ export class MetricsReporter {
     if (usage.dropped > 0) {
       this.log.warn(
         { dropped: usage.dropped, environment: environment.name },
-        'usage metrics were dropped (too many distinct flag names or impact-metric series)',
+        'usage metrics were dropped (too many distinct flag or variant names or impact-metric series, or pending usage at usageMaxPendingBytes)',
       );
       usage.dropped = 0;
     }
@@ -155,6 +155,8 @@ export class MetricsReporter {
       if ((await this.send(this.appUrl, token, batch, environment.name)) === 'retry')
         failed.push(...batch.buckets);
     }
+    // The send is over: what failed is charged again as it is merged back.
+    usage.release(buckets);
     if (failed.length === 0) {
       pace.failures = Math.max(0, pace.failures - 1);
       return;
