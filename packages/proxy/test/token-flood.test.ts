@@ -221,7 +221,9 @@ describe('tokens the upstream would refuse as a batch (issue #40)', () => {
       await ask('*:development.warm-up');
       const before = upstream.validateCalls().length;
       // Interleaved: every piece of the batch down to a few tokens holds a refused one.
-      const mixed = hostile.flatMap((token, i) => (i % 3 === 0 ? [token, valid[i / 3]] : [token]));
+      const mixed = hostile.flatMap((token, i) =>
+        i % 3 === 0 ? [token, valid[i / 3] as string] : [token],
+      );
       const answers = await Promise.all(mixed.map(ask));
       for (const [i, answer] of answers.entries()) {
         const expected = mixed[i]?.includes('hostile') ? [401, 403] : [200, 401];

@@ -207,13 +207,14 @@ export class TokenValidator {
     const pieces: Array<readonly string[]> = [tokens];
     while (pieces.length > 0 && !this.closed) {
       const piece = pieces.pop() as readonly string[];
-      if (piece.length === 1) {
-        this.refuse(piece[0] as string);
-        answered.add(piece[0] as string);
+      const [only] = piece;
+      if (piece.length === 1 && only !== undefined) {
+        this.refuse(only);
+        answered.add(only);
         continue;
       }
       const middle = Math.ceil(piece.length / 2);
-      // Depth first, one half at a time: the other half waits its turn on the stack.
+      // Both halves are asked; a refused one is split in its turn (depth first).
       for (const half of [piece.slice(middle), piece.slice(0, middle)]) {
         if (budget === 0) return answered;
         budget--;
