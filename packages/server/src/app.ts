@@ -33,6 +33,7 @@ import { ImportService } from './features/import/import-service.js';
 import { featuresBatchRoutes } from './features/import/routes.js';
 import { dashboardRoutes } from './features/insights/dashboard/routes.js';
 import { insightsRoutes } from './features/insights/routes.js';
+import { DefinedVariantsLookup } from './features/metrics/defined-variants.js';
 import { clientDataRetention } from './features/metrics/retention-job.js';
 import { clientMetricsRoutes } from './features/metrics/routes.js';
 import { UsageBuffer } from './features/metrics/usage-buffer.js';
@@ -113,7 +114,14 @@ export async function buildApp(config: ServerConfig, deps: AppDeps): Promise<Fas
   const db = watchedDatabase(deps.db, availability);
   const revisions = new RevisionTracker(db, config.revisionCheckMs);
   const tokens = new TokenStore(db, revisions, now);
-  const usage = new UsageBuffer(db, availability, config.metricsBufferMaxReports, app.log);
+  const clientFeatures = new ClientFeaturesCache(db, revisions);
+  const usage = new UsageBuffer(
+    db,
+    availability,
+    config.metricsBufferMaxReports,
+    app.log,
+    new DefinedVariantsLookup(clientFeatures),
+  );
   healthRoutes(app, availability, usage);
 
   // The first load: schema, configured tokens, the token set in memory.
@@ -149,7 +157,6 @@ export async function buildApp(config: ServerConfig, deps: AppDeps): Promise<Fas
   const adminOnly = guards.admin;
   const clientOnly = guards.client;
 
-  const clientFeatures = new ClientFeaturesCache(db, revisions);
   clientFeaturesRoutes(app, clientFeatures, clientOnly, {
     advertiseStreaming: config.streamingAdvertise,
   });

@@ -79,6 +79,21 @@ for (const backend of backends) {
           data: {
             features: [{ name: 'dark-mode' }, { name: 'checkout-v2' }],
             featureStrategies: [],
+            // Only the variants a flag defines are stored (issue 40).
+            featureEnvironments: [
+              {
+                name: 'dark-mode',
+                featureName: 'dark-mode',
+                environment: 'development',
+                enabled: true,
+                variants: ['dark', 'dim'].map((name) => ({
+                  name,
+                  weight: 500,
+                  weightType: 'variable',
+                  stickiness: 'default',
+                })),
+              },
+            ],
             tagTypes: [],
           },
         },
@@ -104,7 +119,7 @@ for (const backend of backends) {
         ],
         metrics: [
           metric('dark-mode', '2026-03-01T10:05:00Z', 3, 1, { dark: 2 }),
-          metric('dark-mode', '2026-03-01T10:40:00.123Z', 2, 0, { dark: 1, dim: 1 }),
+          metric('dark-mode', '2026-03-01T10:40:00.123Z', 2, 0, { dark: 1, dim: 1, 'made-up': 4 }),
           metric('dark-mode', '2026-03-01T11:00:00Z', 1, 0),
           metric('dark-mode', '2026-03-01T10:05:00Z', 100, 0, {}, 'production'),
           metric('not-a-flag', '2026-03-01T10:05:00Z', 5, 0),

@@ -17,7 +17,7 @@ interface Fed {
  * The client API's view of every project of one environment, as a current SDK reads it (segments
  * by reference): the frontend API compiles the very payload `GET /api/client/features` serves.
  */
-function everyProject(environment: string): FeatureQuery {
+export function everyProject(environment: string): FeatureQuery {
   return {
     environment,
     projects: undefined,

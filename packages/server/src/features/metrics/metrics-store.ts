@@ -1,5 +1,13 @@
-import { type BulkMetric, type ClientMetrics, instantMs } from '@flags/schemas';
+import {
+  type BulkMetric,
+  type ClientMetrics,
+  instantMs,
+  MAX_NAME_LENGTH,
+  MAX_REGISTERED_STRATEGIES,
+  MAX_REPORT_VARIANTS,
+} from '@flags/schemas';
 import type { Queryable } from '../../db/database.js';
+import { type DefinedVariants, DISABLED_VARIANT } from './defined-variants.js';
 import type { SdkInstance } from './sdk-instance.js';
 
 const HOUR_MS = 3_600_000;
@@ -75,14 +83,36 @@ interface VariantRow {
 }
 
 /**
+ * The variant counts of one flag's counts worth storing: the names the flag defines and
+ * `disabled`, at most `MAX_REPORT_VARIANTS` of them, so a report adds at most that many rows per
+ * flag whatever names it carries, and an hour's rows per flag and app stay within the flag's own
+ * variants (issue 40).
+ */
+function storedVariants(
+  variants: Readonly<Record<string, number>> | null | undefined,
+  defined: ReadonlySet<string> | undefined,
+): [string, number][] {
+  const kept: [string, number][] = [];
+  for (const [variant, count] of Object.entries(variants ?? {})) {
+    if (count <= 0) continue;
+    if (variant !== DISABLED_VARIANT && !defined?.has(variant)) continue;
+    kept.push([variant, count]);
+    if (kept.length === MAX_REPORT_VARIANTS) break;
+  }
+  return kept;
+}
+
+/**
  * Adds counts into the hourly buckets (keyed by flag, app, environment and hour). Flags unknown
- * to the server and all-zero counts are dropped. Counts of one key are summed first: one
- * statement's `ON CONFLICT DO UPDATE` may not touch a row twice.
+ * to the server, variants the flag does not define (`storedVariants`) and all-zero counts are
+ * dropped. Counts of one key are summed first: one statement's `ON CONFLICT DO UPDATE` may not
+ * touch a row twice.
  */
 export async function recordCounts(
   tx: Queryable,
   environment: string,
   counts: readonly MetricCounts[],
+  definedVariants: DefinedVariants,
 ): Promise<void> {
   const totals = new Map<string, CountRow>();
   const variantTotals = new Map<string, VariantRow>();
@@ -104,8 +134,10 @@ export async function recordCounts(
         });
       }
     }
-    for (const [variant, count] of Object.entries(entry.variants ?? {})) {
-      if (count <= 0) continue;
+    for (const [variant, count] of storedVariants(
+      entry.variants,
+      definedVariants(entry.featureName),
+    )) {
       const variantKey = JSON.stringify([key, variant]);
       const total = variantTotals.get(variantKey);
       if (total) total.count += count;
@@ -147,9 +179,23 @@ export async function recordCounts(
 }
 
 /**
+ * The strategy names stored for an application: the first `MAX_REGISTERED_STRATEGIES` distinct
+ * names of at most `MAX_NAME_LENGTH` characters, the registration schema's bounds, so a caller
+ * that skips the schema still cannot store more (issue 40: 1,000 names of any length were kept).
+ */
+function storedStrategies(strategies: readonly string[]): string[] {
+  const kept = new Set<string>();
+  for (const name of strategies) {
+    if (kept.size === MAX_REGISTERED_STRATEGIES) break;
+    if (name.length <= MAX_NAME_LENGTH) kept.add(name);
+  }
+  return [...kept];
+}
+
+/**
  * Records SDK instances as seen (registrations, metrics reports, bulk reports' applications):
- * their applications (with the strategies they report) and the instances in `environment`.
- * One row per key and statement, the latest report winning.
+ * their applications (with the strategies they report, bounded by `storedStrategies`) and the
+ * instances in `environment`. One row per key and statement, the latest report winning.
  */
 export async function recordInstances(
   tx: Queryable,
@@ -177,7 +223,10 @@ export async function recordInstances(
              client_applications.strategies)`,
     [
       JSON.stringify(
-        [...applications].map(([app, strategies]) => ({ app, strategies: strategies ?? null })),
+        [...applications].map(([app, strategies]) => ({
+          app,
+          strategies: strategies ? storedStrategies(strategies) : null,
+        })),
       ),
     ],
   );

@@ -2,6 +2,7 @@ import type { FastifyBaseLogger } from 'fastify';
 import { type DatabaseAvailability, isDatabaseUnreachable } from '../../db/availability.js';
 import type { Database } from '../../db/database.js';
 import { ApiError } from '../../errors.js';
+import type { DefinedVariantsLookup } from './defined-variants.js';
 import { type MetricCounts, recordCounts, recordInstances } from './metrics-store.js';
 import type { SdkInstance } from './sdk-instance.js';
 
@@ -13,9 +14,15 @@ export interface UsageReport {
   readonly clientIp: string;
 }
 
-async function writeReport(db: Database, report: UsageReport): Promise<void> {
+async function writeReport(
+  db: Database,
+  variants: DefinedVariantsLookup,
+  report: UsageReport,
+): Promise<void> {
+  // Read when written (a held report too), from the configuration cached for the environment.
+  const defined = await variants.of(report.environment);
   await db.transaction(async (tx) => {
-    await recordCounts(tx, report.environment, report.counts);
+    await recordCounts(tx, report.environment, report.counts, defined);
     await recordInstances(tx, report.environment, report.instances, report.clientIp);
   });
 }
@@ -34,6 +41,8 @@ export class UsageBuffer {
     private readonly availability: DatabaseAvailability,
     private readonly maxReports: number,
     private readonly log: FastifyBaseLogger,
+    /** The variant names each flag defines: the only ones whose counts are stored. */
+    private readonly variants: DefinedVariantsLookup,
   ) {
     availability.onRecovered(() => void this.flush());
   }
@@ -46,7 +55,7 @@ export class UsageBuffer {
   async record(report: UsageReport): Promise<void> {
     if (this.availability.state !== 'unreachable') {
       try {
-        await writeReport(this.db, report);
+        await writeReport(this.db, this.variants, report);
         return;
       } catch (error) {
         if (!isDatabaseUnreachable(error)) throw error;
@@ -71,7 +80,7 @@ export class UsageBuffer {
         while (this.pending.length > 0) {
           const report = this.pending[0]!;
           try {
-            await writeReport(this.db, report);
+            await writeReport(this.db, this.variants, report);
             written++;
           } catch (error) {
             if (isDatabaseUnreachable(error)) return;
