@@ -391,8 +391,13 @@ export class UsageAggregator {
       registrations: new Map(),
       bytes: 0,
     };
-    // Buckets are bounded by `maxApps`: always kept.
-    this.charge(created, BUCKET_BYTES + stringBytes(appName) + stringBytes(environment ?? ''));
+    const bytes = BUCKET_BYTES + stringBytes(appName) + stringBytes(environment ?? '');
+    // The proxy's own bucket is always kept; another application's counts go there when the
+    // budget has no room for a bucket of its own.
+    if (appName === this.options.appName) this.charge(created, bytes);
+    else if (!this.budget.reserve(bytes, 'flag'))
+      return this.bucket(this.options.appName, this.options.environment);
+    else created.bytes += bytes;
     this.buckets.set(key, created);
     return created;
   }
