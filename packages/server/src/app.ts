@@ -1,6 +1,14 @@
 import { createRequire } from 'node:module';
 import rateLimit from '@fastify/rate-limit';
-import { ProxyState } from '@flags/proxy';
+import {
+  ConnectionCap,
+  fastifyTrustProxy,
+  installConnectionCap,
+  namedProxies,
+  ProxyState,
+  requestTimeoutOptions,
+  trustEverySenderWarning,
+} from '@flags/proxy';
 import Fastify, {
   type FastifyBaseLogger,
   type FastifyInstance,
@@ -89,8 +97,10 @@ export async function buildApp(config: ServerConfig, deps: AppDeps): Promise<Fas
         ? { logger: false }
         : { loggerInstance: deps.logger }),
     bodyLimit: config.bodyLimitBytes,
-    // Fastify takes a hop count too, which its option type leaves out.
-    trustProxy: config.trustProxy as boolean | string[],
+    // A hop count as the function Fastify takes (a bare number, it reads as trusting nothing).
+    trustProxy: fastifyTrustProxy(config.trustProxy),
+    // Time to receive a request (a body trickled byte by byte); answers and streams are unbounded.
+    ...requestTimeoutOptions(config.requestTimeoutMs),
     // A log line per request costs more than serving a cached body; kept for debug and trace.
     logController: new LogController({
       disableRequestLogging: config.logLevel !== 'debug' && config.logLevel !== 'trace',
@@ -101,6 +111,17 @@ export async function buildApp(config: ServerConfig, deps: AppDeps): Promise<Fas
     // Fastify's own closing answer has another body shape; `refuseWhileClosing` answers instead.
     return503OnClosing: false,
   }) as unknown as FastifyInstance;
+  const trustWarning = trustEverySenderWarning(config.trustProxy, 'TRUST_PROXY');
+  if (trustWarning !== undefined) app.log.warn(trustWarning);
+  // Connections per address, counted before Node's HTTP server sees one.
+  if (config.maxConnectionsPerAddress > 0) {
+    const cap = new ConnectionCap({
+      maxPerAddress: config.maxConnectionsPerAddress,
+      exempt: namedProxies(config.trustProxy),
+      log: app.log,
+    });
+    installConnectionCap(app.server, cap);
+  }
   app.decorateRequest('apiToken', null as never);
   // Every body this server takes is JSON: anything else is a 415, not a string to validate.
   app.removeContentTypeParser('text/plain');

@@ -41,6 +41,10 @@ function resolve(options: Options, overrides: ServerOptions) {
      * address), `true` (all), a hop count, or the addresses/ranges of the trusted proxies.
      */
     trustProxy: options.trustProxy,
+    /** Longest time to receive a whole request, ms; 0: no limit. */
+    requestTimeoutMs: options.requestTimeoutMs,
+    /** Open connections per socket address (trusted proxies exempt); 0: no limit. */
+    maxConnectionsPerAddress: options.maxConnectionsPerAddress,
     /** Serves `/api/frontend/all`; off, it answers 501. */
     enableAllEndpoint: options.enableAllEndpoint,
     frontendAnswerCacheBytes: options.frontendAnswerCacheBytes,

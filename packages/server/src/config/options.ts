@@ -149,9 +149,21 @@ export const serverSchema = Type.Object({
       env: ['TRUST_PROXY'],
       default: false,
       fromEnv: trustProxyFromEnv,
-      doc: 'Client address from `X-Forwarded-For` behind load balancers (for the signup and `/edge/validate` limits, registrations, frontend API contexts and logs): `true` (trust all), `false`, a hop count, or comma-separated trusted proxy IPs/CIDRs (`loopback`, `linklocal`, `uniquelocal` allowed).',
+      doc: 'Client address from `X-Forwarded-For` behind load balancers (for the signup, `/edge/validate` and frontend report limits, registrations, frontend API contexts and logs): `false`, comma-separated IPs/CIDRs of the load balancers in front (`loopback`, `linklocal`, `uniquelocal` allowed), or a hop count (`1`: the one load balancer in front; what a caller put further left is ignored). `true` trusts every sender, so any caller can choose its address: a warning says so at start.',
     },
   ),
+  requestTimeoutMs: option(Type.Integer({ minimum: 0 }), {
+    env: ['REQUEST_TIMEOUT_MS'],
+    default: 60000,
+    fromEnv: number,
+    doc: 'Longest time to receive a whole request, headers and body, ms (checked every quarter of it); a slower one gets 408 and its connection is closed, so a body trickled byte by byte holds no connection for long. Answers are not bounded: streams stay open. Raise it for imports near `IMPORT_BODY_LIMIT_BYTES` over slow links. `0`: no limit (headers still within 60 s).',
+  }),
+  maxConnectionsPerAddress: option(Type.Integer({ minimum: 0 }), {
+    env: ['MAX_CONNECTIONS_PER_ADDRESS'],
+    default: 1000,
+    fromEnv: number,
+    doc: 'Open connections accepted from one address (the socket’s, never a forwarded one); one more is closed at once and logged at most once a minute. Generous for SDKs behind one NAT. The load balancers `trustProxy` lists are exempt; with `trustProxy` `true` or a hop count none is (every sender would be): raise the cap or list them. `0`: no limit.',
+  }),
   enableAllEndpoint: option(Type.Boolean({ title: 'true or false (or 1 or 0)' }), {
     env: ['ENABLE_ALL_ENDPOINT'],
     default: false,
