@@ -162,6 +162,35 @@ for (const backend of backends) {
       });
     });
 
+    it('adds at most one row per served flag and defined variant (and `disabled`) per report, whatever app it names', async () => {
+      // The bound a report with a new app name each time meets: per report, a yes/no row per flag
+      // it names, a variant row per variant that flag defines plus `disabled`, an application
+      // and an instance. `checkout` defines blue, green and red; `plain` none.
+      const perReport = { metrics: 2, variants: 4 + 1, applications: 1, instances: 1 };
+      const before = await rowCounts();
+      const reportsSent = 10;
+      for (let index = 0; index < reportsSent; index += 1) {
+        const [frontend] = reports(`app-${index}`, (flag) => ({
+          ...madeUp(flag, MAX_REPORT_VARIANTS - 4),
+          blue: 1,
+          green: 1,
+          red: 1,
+          disabled: 1,
+        }));
+        const [url, token, payload] = frontend;
+        const response = await post(url, token, { ...payload, instanceId: `instance-${index}` });
+        assert.equal(response.statusCode, 202, response.body);
+      }
+      const after = await rowCounts();
+      for (const table of Object.keys(perReport) as (keyof typeof perReport)[]) {
+        assert.equal(
+          after[table]! - before[table]!,
+          reportsSent * perReport[table],
+          `${table}: ${reportsSent} reports`,
+        );
+      }
+    });
+
     it(`refuses a report of ${HOSTILE_VARIANTS} variant names on every path, and stores nothing of it`, async () => {
       const before = await rowCounts();
       const hostile = reports('hostile', (flag) =>
