@@ -2,7 +2,8 @@ import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { compile } from '@flags/engine';
 import { CompiledState, ProxyState, UsageAggregator } from '@flags/proxy';
-import { MAX_METRIC_COUNT } from '@flags/schemas';
+import { MAX_METRIC_COUNT, MAX_REPORT_VARIANTS } from '@flags/schemas';
+import { PendingBudget } from '../src/usage/pending-budget.js';
 import { smallPayload } from './fixtures/small.js';
 
 const BUCKET = { start: '2026-11-22T00:00:00.000Z', stop: '2026-11-22T00:01:00.000Z' };
@@ -258,5 +259,63 @@ describe('usage aggregator', () => {
       web: { f: { yes: MAX_METRIC_COUNT, no: 0, variants: { a: MAX_METRIC_COUNT } } },
     });
     assert.ok(aggregator.empty);
+  });
+});
+
+/** Issue 40: pending usage has a byte bound, and a flag keeps at most the schema's variant names. */
+describe('usage aggregator bounds', () => {
+  const variants = (prefix: string, count: number) =>
+    Object.fromEntries(Array.from({ length: count }, (_, i) => [`${prefix}${i}`, 1]));
+
+  it(`keeps at most ${MAX_REPORT_VARIANTS} variant names per flag, counting the ones dropped`, () => {
+    const budget = new PendingBudget(16 * 1024 * 1024);
+    const aggregator = new UsageAggregator({ appName: 'proxy', environment: undefined, budget });
+    counted(aggregator);
+    // Two reports that pass the schema, with different names: the flag fills up and stays full.
+    for (const prefix of ['a', 'b'])
+      aggregator.addReport({
+        appName: 'web',
+        bucket: {
+          ...BUCKET,
+          toggles: { 'simple-on': { yes: 1, no: 0, variants: variants(prefix, 80) } },
+        },
+      });
+    const web = toggles(aggregator).web as Record<string, { variants: object }>;
+    assert.equal(Object.keys(web['simple-on']!.variants).length, MAX_REPORT_VARIANTS);
+    assert.equal(budget.dropped.variant, 160 - MAX_REPORT_VARIANTS);
+  });
+
+  it('drops new entries once pending usage reaches its bytes, keeps counting kept ones, and frees them once sent', () => {
+    const budget = new PendingBudget(64 * 1024);
+    const aggregator = new UsageAggregator({ appName: 'proxy', environment: undefined, budget });
+    counted(aggregator);
+    for (let n = 0; n < 50; n++)
+      aggregator.addReport({
+        appName: `app-${n % 5}`,
+        bucket: {
+          ...BUCKET,
+          toggles: {
+            [`flag-${n}`.padEnd(200, 'x')]: { yes: 1, no: 0, variants: variants(`${n}-`, 50) },
+          },
+        },
+      });
+    assert.ok(budget.bytes <= 64 * 1024, `${budget.bytes} bytes pending`);
+    assert.ok(budget.dropped.variant + budget.dropped.flag > 0);
+    // A flag already kept still counts.
+    aggregator.addReport({
+      appName: 'app-0',
+      bucket: { ...BUCKET, toggles: { [`flag-0`.padEnd(200, 'x')]: { yes: 5, no: 0 } } },
+    });
+    const taken = aggregator.take();
+    const kept = taken
+      .find((bucket) => bucket.appName === 'app-0')
+      ?.toggles.get('flag-0'.padEnd(200, 'x'));
+    assert.equal(kept?.yes, 6);
+    assert.ok(budget.bytes > 0, 'a send in flight still counts');
+    aggregator.release(taken);
+    assert.equal(budget.bytes, 0);
+    // A failed send comes back within the bound.
+    aggregator.restore(taken);
+    assert.ok(budget.bytes > 0 && budget.bytes <= 64 * 1024);
   });
 });

@@ -91,3 +91,20 @@ describe('usage batches', () => {
     );
   });
 });
+
+describe('usage batches within the upstream’s entry limits', () => {
+  it('cuts a bulk body at the most metrics and applications one body may carry, not only at its bytes', () => {
+    const { aggregator } = filled();
+    const limits = { toggles: 50, applications: 1, impact: 1 };
+    const batches = bulkBatches(aggregator.take(), 'production', SENDER, STOP, 10_000_000, limits);
+    assert.ok(batches.length >= 8, `${batches.length} bodies`);
+    for (const batch of batches) {
+      const body = JSON.parse(batch.body);
+      assert.ok(body.metrics.length <= 50);
+      assert.ok(body.applications.length <= 1);
+      assert.ok((body.impactMetrics ?? []).length <= 1);
+    }
+    const metrics = batches.flatMap((batch) => JSON.parse(batch.body).metrics);
+    assert.equal(metrics.length, 400);
+  });
+});
