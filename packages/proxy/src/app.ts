@@ -183,11 +183,11 @@ export async function buildApp(config: ProxyConfig, deps: AppDeps): Promise<Fast
   const changeLogs = new ChangeLogs({ retained: config.deltaEventsRetained });
   const streams = new EventStreamHub<ClientStreamTopic>({
     maxStreams: config.streamingMaxConnections,
+    maxStreamsPerAddress: config.streamingMaxConnectionsPerAddress,
+    maxStreamsPerKey: config.streamingMaxConnectionsPerToken,
     keepAliveMs: config.streamingKeepAliveMs,
   });
   app.addHook('preClose', async () => streams.closeAll());
-    maxStreamsPerAddress: config.streamingMaxConnectionsPerAddress,
-    maxStreamsPerKey: config.streamingMaxConnectionsPerToken,
   const changes = { prefix, authenticate: hooks.client, logs: changeLogs };
   await app.register(clientDeltaRoutes, {
     ...changes,
@@ -260,18 +260,18 @@ export async function buildApp(config: ProxyConfig, deps: AppDeps): Promise<Fast
         holds: (key, environment, projects) =>
           authorizer.holds(key, 'frontend', environment, projects),
         credentials: new EventCredentials({
+          secret: signingSecretOf(config.ofrepEventSecret, config.startupTokens),
           keys: [...config.clientKeys, ...pretrustedKeys(config.pretrustedTokens)],
           lifetimeMs: config.ofrepEventCredentialMs,
         }),
-          secret: signingSecretOf(config.ofrepEventSecret, config.startupTokens),
         revisions,
         basePath: prefix,
         maxStreams: config.ofrepEventStreamsMax,
+        maxStreamsPerAddress: config.ofrepEventStreamsMaxPerAddress,
+        maxStreamsPerKey: config.ofrepEventStreamsMaxPerKey,
         keepAliveMs: config.streamingKeepAliveMs,
         inactivityDelaySec: config.ofrepInactivityDelaySec,
       })
-        maxStreamsPerAddress: config.ofrepEventStreamsMaxPerAddress,
-        maxStreamsPerKey: config.ofrepEventStreamsMaxPerKey,
     : undefined;
   const readOfrepKey = ofrepKey(config.clientKeysHeaderName);
   await app.register(ofrepRoutes, {

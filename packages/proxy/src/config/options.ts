@@ -508,11 +508,6 @@ export const proxySchema = Type.Object(
       default: 10000,
       doc: 'Open `/api/client/streaming` connections (Server-Sent Events) accepted at once; beyond them the answer is 429 and the Node SDK falls back to polling. Each holds a socket: keep the file-descriptor limit above it. `0` turns streaming off (every stream is refused).',
     }),
-    streamingKeepAliveMs: option(Type.Integer({ minimum: 0 }), {
-      env: ['PROXY_STREAMING_KEEP_ALIVE_MS'],
-      default: 30000,
-      doc: 'Interval of the keep-alive comment sent on every open event stream (`/api/client/streaming`, `/ofrep/v1/events`), ms, so that load balancers and SDKs (whose read timeout is 60 s) keep idle streams open; `0`: none.',
-    }),
     streamingMaxConnectionsPerAddress: option(Type.Integer({ minimum: 0 }), {
       env: ['PROXY_STREAMING_MAX_CONNECTIONS_PER_ADDRESS'],
       default: 100,
@@ -522,6 +517,11 @@ export const proxySchema = Type.Object(
       env: ['PROXY_STREAMING_MAX_CONNECTIONS_PER_TOKEN'],
       default: 5000,
       doc: 'Open `/api/client/streaming` connections accepted at once per client token, half of `streamingMaxConnections`’ default, so that one token cannot take every slot from the others; beyond it the answer is 429. `0`: no cap beyond `streamingMaxConnections`.',
+    }),
+    streamingKeepAliveMs: option(Type.Integer({ minimum: 0 }), {
+      env: ['PROXY_STREAMING_KEEP_ALIVE_MS'],
+      default: 30000,
+      doc: 'Interval of the keep-alive comment sent on every open event stream (`/api/client/streaming`, `/ofrep/v1/events`), ms, so that load balancers and SDKs (whose read timeout is 60 s) keep idle streams open; `0`: none.',
     }),
     deltaEventsRetained: option(Type.Integer({ exclusiveMinimum: 0 }), {
       env: ['PROXY_DELTA_EVENTS_RETAINED'],
@@ -548,11 +548,6 @@ export const proxySchema = Type.Object(
       default: 10000,
       doc: 'OFREP event streams open at once per process; more get 429 (providers then retry with backoff).',
     }),
-    ofrepInactivityDelaySec: option(Type.Integer({ minimum: 0 }), {
-      env: ['PROXY_OFREP_INACTIVITY_DELAY_SECONDS'],
-      default: 120,
-      doc: '`inactivityDelaySec` of the event streams: seconds a hidden page keeps its stream open before closing it (it evaluates again when visible).',
-    }),
     ofrepEventStreamsMaxPerAddress: option(Type.Integer({ minimum: 0 }), {
       env: ['PROXY_OFREP_MAX_EVENT_STREAMS_PER_ADDRESS'],
       default: 100,
@@ -562,6 +557,11 @@ export const proxySchema = Type.Object(
       env: ['PROXY_OFREP_MAX_EVENT_STREAMS_PER_KEY'],
       default: 5000,
       doc: 'OFREP event streams open at once per client key (every browser of an app shares its key), half of `ofrepEventStreamsMax`’ default, so that the streams of one key cannot take every slot from the others; more get 429. A proxy serving one key may set it to `ofrepEventStreamsMax`. `0`: no cap beyond `ofrepEventStreamsMax`.',
+    }),
+    ofrepInactivityDelaySec: option(Type.Integer({ minimum: 0 }), {
+      env: ['PROXY_OFREP_INACTIVITY_DELAY_SECONDS'],
+      default: 120,
+      doc: '`inactivityDelaySec` of the event streams: seconds a hidden page keeps its stream open before closing it (it evaluates again when visible).',
     }),
     maxContextValueLength: option(Type.Integer({ exclusiveMinimum: 0 }), {
       env: ['PROXY_MAX_CONTEXT_VALUE_LENGTH'],
