@@ -224,6 +224,8 @@ async function main(): Promise<void> {
       PORT: String(proxyPort),
       PROXY_HOST: '127.0.0.1',
       PROXY_STREAMING_MAX_CONNECTIONS: String(IDLE_STREAMS.at(-1)! + SSE_CLIENTS + 100),
+      // Every idle stream comes from 127.0.0.1: no cap on connections per address.
+      PROXY_MAX_CONNECTIONS_PER_ADDRESS: '0',
       LOG_LEVEL: 'warn',
     });
     const proxyPid = proxy.child.pid as number;
