@@ -4,10 +4,12 @@
 // the per-address cap closes the connection beyond it at once, other addresses and the load
 // balancers `trustProxy` lists still served.
 import assert from 'node:assert/strict';
-import type { AddressInfo } from 'node:net';
+import { EventEmitter } from 'node:events';
+import type { AddressInfo, Socket } from 'node:net';
 import { after, before, describe, it } from 'node:test';
 import { getOn, openRaw, type RawConnection, trickle } from '../../../test/helpers/raw-socket.js';
 import { waitFor } from '../../../test/helpers/wait.js';
+import { ConnectionCap } from '../src/http/connection-cap.js';
 import { ALL_CLIENT, auth, startChangingProxy } from './helpers/changing-proxy.js';
 import type { Listening } from './helpers/proxy.js';
 import { SseClient } from './helpers/sse.js';
@@ -147,5 +149,35 @@ describe('maxConnectionsPerAddress', () => {
       2000,
       'a place for 127.0.0.1 after one of its connections closed',
     );
+  });
+});
+
+describe('ConnectionCap', () => {
+  /** A socket as the cap sees it: an address, `destroy` and `close`. */
+  const socketFrom = (remoteAddress: string) =>
+    Object.assign(new EventEmitter(), {
+      remoteAddress,
+      destroyed: false,
+      destroy() {
+        this.destroyed = true;
+      },
+    });
+
+  it('counts IPv6 peers by /64 and IPv4-mapped peers as IPv4, and frees a place on close', () => {
+    const cap = new ConnectionCap({ maxPerAddress: 2, log: { warn() {} } });
+    const admit = (address: string) => cap.admit(socketFrom(address) as unknown as Socket);
+    const first = socketFrom('2001:db8:1:2::1');
+    assert.equal(cap.admit(first as unknown as Socket), true);
+    assert.equal(admit('2001:db8:1:2:ffff::9'), true);
+    // A third address of the same /64 is one too many; another /64 is not.
+    assert.equal(admit('2001:db8:1:2::3'), false);
+    assert.equal(admit('2001:db8:1:3::1'), true);
+    assert.equal(admit('::ffff:192.0.2.1'), true);
+    assert.equal(admit('192.0.2.1'), true);
+    assert.equal(admit('192.0.2.1'), false);
+    assert.equal(cap.refused, 2);
+    first.emit('close');
+    assert.equal(cap.openFrom('2001:db8:1:2::77'), 1);
+    assert.equal(admit('2001:db8:1:2::3'), true);
   });
 });

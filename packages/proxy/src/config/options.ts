@@ -486,7 +486,7 @@ export const proxySchema = Type.Object(
     maxConnectionsPerAddress: option(Type.Integer({ minimum: 0 }), {
       env: ['PROXY_MAX_CONNECTIONS_PER_ADDRESS'],
       default: 1000,
-      doc: 'Open connections accepted from one address (the socket’s, never a forwarded one); one more is closed at once, counted in `flags_proxy_connections_refused_total` and logged at most once a minute. Generous for browsers behind one NAT (an open event stream is a connection each). The load balancers `trustProxy` lists are exempt; with `trustProxy` `true` or a hop count none is (every sender would be): raise the cap or list them. `0`: no limit.',
+      doc: 'Open connections accepted from one address (the socket’s, never a forwarded one; IPv6 by /64); one more is closed at once, counted in `flags_proxy_connections_refused_total` and logged at most once a minute. Generous for browsers behind one NAT (an open event stream is a connection each). The load balancers `trustProxy` lists are exempt; with `trustProxy` `true` or a hop count none is (every sender would be): raise the cap or list them. `0`: no limit.',
     }),
     answerCacheBytes: option(Type.Integer({ minimum: 0 }), {
       env: ['PROXY_ANSWER_CACHE_BYTES'],

@@ -1,5 +1,6 @@
 import type { Server } from 'node:http';
 import type { Socket } from 'node:net';
+import { addressShare } from './address-share.js';
 
 /** At most one log line per this long about refused connections, however many there are. */
 const LOG_EVERY_MS = 60_000;
@@ -16,10 +17,10 @@ export interface ConnectionCapOptions {
 
 /**
  * Open connections counted per socket address (`remoteAddress`, never a forwarded one: the
- * connection is counted before any request is read). One beyond the cap is destroyed at once,
- * before Node's HTTP server sees it, so one address cannot hold every socket the process may
- * open, nor hold slow requests on all of them. Refusals are counted (`refused`) and logged at most
- * once a minute.
+ * connection is counted before any request is read; IPv6 by /64, as every per-address cap). One
+ * beyond the cap is destroyed at once, before Node's HTTP server sees it, so one address cannot
+ * hold every socket the process may open, nor hold slow requests on all of them. Refusals are
+ * counted (`refused`) and logged at most once a minute.
  */
 export class ConnectionCap {
   /** Connections refused since the start. */
@@ -38,26 +39,27 @@ export class ConnectionCap {
     const address = socket.remoteAddress;
     // Gone already (reset before this ran): nothing to count.
     if (address === undefined || this.options.exempt?.(address)) return true;
-    const count = this.open.get(address) ?? 0;
+    const share = addressShare(address);
+    const count = this.open.get(share) ?? 0;
     if (count >= this.options.maxPerAddress) {
       socket.destroy();
       this.noteRefusal(address);
       return false;
     }
-    this.open.set(address, count + 1);
-    socket.once('close', () => this.release(address));
+    this.open.set(share, count + 1);
+    socket.once('close', () => this.release(share));
     return true;
   }
 
-  /** Open connections of `address` counted now. */
+  /** Open connections counted now for the share (`addressShare`) `address` is in. */
   openFrom(address: string): number {
-    return this.open.get(address) ?? 0;
+    return this.open.get(addressShare(address)) ?? 0;
   }
 
-  private release(address: string): void {
-    const count = (this.open.get(address) ?? 1) - 1;
-    if (count === 0) this.open.delete(address);
-    else this.open.set(address, count);
+  private release(share: string): void {
+    const count = (this.open.get(share) ?? 1) - 1;
+    if (count === 0) this.open.delete(share);
+    else this.open.set(share, count);
   }
 
   private noteRefusal(address: string): void {

@@ -162,7 +162,7 @@ export const serverSchema = Type.Object({
     env: ['MAX_CONNECTIONS_PER_ADDRESS'],
     default: 1000,
     fromEnv: number,
-    doc: 'Open connections accepted from one address (the socket’s, never a forwarded one); one more is closed at once and logged at most once a minute. Generous for SDKs behind one NAT. The load balancers `trustProxy` lists are exempt; with `trustProxy` `true` or a hop count none is (every sender would be): raise the cap or list them. `0`: no limit.',
+    doc: 'Open connections accepted from one address (the socket’s, never a forwarded one; IPv6 by /64); one more is closed at once and logged at most once a minute. Generous for SDKs behind one NAT. The load balancers `trustProxy` lists are exempt; with `trustProxy` `true` or a hop count none is (every sender would be): raise the cap or list them. `0`: no limit.',
   }),
   enableAllEndpoint: option(Type.Boolean({ title: 'true or false (or 1 or 0)' }), {
     env: ['ENABLE_ALL_ENDPOINT'],
@@ -223,6 +223,18 @@ export const serverSchema = Type.Object({
     default: 10000,
     fromEnv: number,
     doc: 'Open `/api/client/streaming` connections per process at most; beyond it the answer is 429 and SDKs poll instead. Each one holds a file descriptor (see `ulimit -n`).',
+  }),
+  streamingMaxConnectionsPerAddress: option(Type.Integer({ minimum: 0 }), {
+    env: ['STREAMING_MAX_CONNECTIONS_PER_ADDRESS'],
+    default: 100,
+    fromEnv: number,
+    doc: 'Open `/api/client/streaming` connections per process from one client address (the forwarded one behind `TRUST_PROXY`; IPv6 by /64), a hundredth of `STREAMING_MAX_CONNECTIONS`’ default, so that one caller cannot take every slot; beyond it the answer is 429. Raise it when more SDK processes than this reach the server through one NAT or proxy (a fleet of flags-proxy or Edge instances behind one egress address). 0: no cap beyond `STREAMING_MAX_CONNECTIONS`.',
+  }),
+  streamingMaxConnectionsPerToken: option(Type.Integer({ minimum: 0 }), {
+    env: ['STREAMING_MAX_CONNECTIONS_PER_TOKEN'],
+    default: 5000,
+    fromEnv: number,
+    doc: 'Open `/api/client/streaming` connections per process per client token, half of `STREAMING_MAX_CONNECTIONS`’ default, so that one token cannot take every slot from the others; beyond it the answer is 429. 0: no cap beyond `STREAMING_MAX_CONNECTIONS`.',
   }),
   streamingKeepAliveMs: option(Type.Integer({ minimum: 0 }), {
     env: ['STREAMING_KEEP_ALIVE_MS'],
