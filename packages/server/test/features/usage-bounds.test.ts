@@ -204,6 +204,32 @@ for (const backend of backends) {
       assert.deepEqual(await rowCounts(), before);
     });
 
+    it('keeps every field a registration or report stores within its bound', async () => {
+      // A date-time may carry any number of fraction digits: 500,000 of them pass the format.
+      const started = `2026-03-01T09:00:00.${'1'.repeat(500_000)}Z`;
+      const sent = [
+        await post('/api/client/register', DEV_TOKEN, { appName: 'long-started', started }),
+        await post('/api/client/metrics/bulk', DEV_TOKEN, {
+          applications: [{ appName: 'long-started-bulk', instanceId: 'i-1', started }],
+          metrics: [],
+        }),
+      ];
+      for (const response of sent)
+        assert.ok([202, 400].includes(response.statusCode), response.body);
+      const [longest] = await db.query<Record<string, number | null>>(
+        `SELECT max(length(app_name)) AS app_name, max(length(instance_id)) AS instance_id,
+                max(length(sdk_version)) AS sdk_version, max(length(client_ip)) AS client_ip,
+                max(length(started)) AS started, max(length(connection_id)) AS connection_id
+           FROM client_instances`,
+      );
+      for (const [column, length] of Object.entries(longest!)) {
+        assert.ok(
+          (length ?? 0) <= MAX_NAME_LENGTH,
+          `client_instances.${column}: ${length} characters`,
+        );
+      }
+    });
+
     it('keeps a registration bounded: 1,000 long strategy names are refused, and never stored whole', async () => {
       const strategies = Array.from({ length: 1000 }, (_, index) =>
         `strategy-${index}-`.padEnd(1000, 'x'),

@@ -1,4 +1,5 @@
 import type { IncomingHttpHeaders } from 'node:http';
+import { instantMs } from '@flags/schemas';
 
 /** An SDK instance (or an Edge) as `client_instances` records it. */
 export interface SdkInstance {
@@ -36,6 +37,21 @@ export function headerValue(headers: IncomingHttpHeaders, name: string): string 
   return text && text.length <= MAX_HEADER_CHARS ? text : undefined;
 }
 
+/** The longest `started` stored as sent: a date-time with an offset and nanoseconds fits. */
+const MAX_STARTED_CHARS = 40;
+
+/**
+ * When the instance started, as sent; a longer date-time (the format allows any number of
+ * fraction digits: issue 40 stored 500,000 of them) as the ISO string of its instant, or not at all.
+ */
+function startedText(started: string | number | undefined): string | null {
+  if (started === undefined) return null;
+  const text = String(started);
+  if (text.length <= MAX_STARTED_CHARS) return text;
+  const ms = instantMs(started);
+  return Number.isNaN(ms) ? null : new Date(ms).toISOString();
+}
+
 /** Empty and null count as not sent (Unleash defaults an empty `instanceId` too). */
 const given = (value: string | null | undefined) => (value ? value : undefined);
 
@@ -61,7 +77,7 @@ export function sdkInstance(
       given(fields.connectionId) ?? headerValue(headers, 'unleash-connection-id') ?? null,
     sdkVersion: given(fields.sdkVersion) ?? headerValue(headers, 'unleash-sdk') ?? null,
     strategies: fields.strategies,
-    started: fields.started === undefined ? null : String(fields.started),
+    started: startedText(fields.started),
     intervalMs: intervalMs(fields.interval, headerValue(headers, 'unleash-interval')),
   };
 }
