@@ -191,6 +191,8 @@ export async function buildApp(config: ServerConfig, deps: AppDeps): Promise<Fas
   app.addHook('onClose', async () => changeFeed.stop());
   deltaRoutes(app, db, changeFeed, tokens, clientOnly, {
     maxStreams: config.streamingMaxConnections,
+    maxStreamsPerAddress: config.streamingMaxConnectionsPerAddress,
+    maxStreamsPerToken: config.streamingMaxConnectionsPerToken,
     keepAliveMs: config.streamingKeepAliveMs,
     pollingOnClose: config.streamingPollingOnClose,
     retryMs: config.databaseRetryMs,

@@ -70,7 +70,7 @@ export const errorCatalogue = {
     status: 429,
     name: 'RateLimitError',
     message:
-      'This server holds as many streams as it allows; poll /api/client/features or /api/client/delta instead.',
+      'This server holds as many streams as it allows, in all or from this address or token; poll /api/client/features or /api/client/delta instead.',
   },
   INTERNAL: { status: 500, name: 'InternalError', message: 'Something went wrong on the server.' },
   PASSWORD_HASHING_BUSY: {

@@ -62,13 +62,23 @@ export interface SseConnection {
   close(): void;
 }
 
-/** Opens `url` with `headers` and resolves once the status line and headers arrived. */
-export function openSse(url: string, headers: Record<string, string>): Promise<SseConnection> {
+/**
+ * Opens `url` with `headers` and resolves once the status line and headers arrived; from the local
+ * address `from` when given (another loopback address: another client).
+ */
+export function openSse(
+  url: string,
+  headers: Record<string, string>,
+  from?: string,
+): Promise<SseConnection> {
   return new Promise((resolve, reject) => {
     let outgoing: ClientRequest | undefined;
     outgoing = request(
       url,
-      { headers: { accept: 'text/event-stream', ...headers } },
+      {
+        headers: { accept: 'text/event-stream', ...headers },
+        ...(from === undefined ? {} : { localAddress: from }),
+      },
       (incoming) => {
         const events: EventSourceMessage[] = [];
         const comments: string[] = [];

@@ -66,6 +66,9 @@ function resolve(options: Options, overrides: ServerOptions) {
     metricsBufferMaxReports: options.metricsBufferMaxReports,
     /** `/api/client/streaming` connections per process at most (429 beyond). */
     streamingMaxConnections: options.streamingMaxConnections,
+    /** Of one client address, and of one token (429 beyond; 0: no own cap). */
+    streamingMaxConnectionsPerAddress: options.streamingMaxConnectionsPerAddress,
+    streamingMaxConnectionsPerToken: options.streamingMaxConnectionsPerToken,
     streamingKeepAliveMs: options.streamingKeepAliveMs,
     streamingPollingOnClose: options.streamingPollingOnClose,
     /** `fetch-mode: streaming` on `/api/client/features` answers. */

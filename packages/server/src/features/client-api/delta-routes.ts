@@ -1,5 +1,11 @@
 import type { JsonSchemaToTsProvider } from '@fastify/type-provider-json-schema-to-ts';
-import { type EventStream, EventStreamHub, eventFrame, eventIdOf } from '@flags/proxy';
+import {
+  type EventStream,
+  EventStreamHub,
+  eventFrame,
+  eventIdOf,
+  type StreamRefusal,
+} from '@flags/proxy';
 import type { FastifyBaseLogger, FastifyInstance, FastifyRequest } from 'fastify';
 import { isDatabaseUnreachable } from '../../db/availability.js';
 import type { Database } from '../../db/database.js';
@@ -27,6 +33,10 @@ const querySchema = {
 
 export interface DeltaRoutesOptions {
   readonly maxStreams: number;
+  /** Streams one client address may hold (0: no own cap). */
+  readonly maxStreamsPerAddress: number;
+  /** Streams one token may hold (0: no own cap). */
+  readonly maxStreamsPerToken: number;
   readonly keepAliveMs: number;
   /** On close, tell streams to switch to polling (`event: fetch-mode`) before ending them. */
   readonly pollingOnClose: boolean;
@@ -35,6 +45,17 @@ export interface DeltaRoutesOptions {
   /** The clock tokens expire by (the token store's). */
   readonly now: () => Date;
 }
+
+/** `Retry-After` of a refused stream, s (SDKs poll meanwhile). */
+const STREAM_RETRY_AFTER_SECONDS = '60';
+
+/** What a refused stream's 429 says of the cap that was reached. */
+const STREAM_REFUSALS: Readonly<Record<StreamRefusal, string>> = {
+  full: 'As many streams are open as this server accepts (STREAMING_MAX_CONNECTIONS).',
+  address:
+    'This client address holds as many streams as one address may (STREAMING_MAX_CONNECTIONS_PER_ADDRESS).',
+  key: 'This token holds as many streams as one token may (STREAMING_MAX_CONNECTIONS_PER_TOKEN).',
+};
 
 /** How often open streams are checked for tokens that expired meanwhile, ms. */
 const EXPIRY_CHECK_MS = 1000;
@@ -88,6 +109,8 @@ export function deltaRoutes(
 ): void {
   const hub = new EventStreamHub<StreamTopic>({
     maxStreams: options.maxStreams,
+    maxStreamsPerAddress: options.maxStreamsPerAddress,
+    maxStreamsPerKey: options.maxStreamsPerToken,
     keepAliveMs: options.keepAliveMs,
   });
 
@@ -218,9 +241,16 @@ export function deltaRoutes(
       { schema: { querystring: querySchema }, onRequest: guard },
       async function clientStreaming(request, reply) {
         const scope = scopeOf(request.apiToken, request.query);
-        if (hub.full) throw new ApiError('STREAMS_FULL');
         const header = request.headers.authorization!;
         const secret = header.startsWith('Bearer ') ? header.slice(7) : header;
+        // Each address and each token holds a share of the slots at most (issue #40).
+        const holder = { address: request.ip, key: secret };
+        const refused = (refusal: StreamRefusal) => {
+          void reply.header('retry-after', STREAM_RETRY_AFTER_SECONDS);
+          return new ApiError('STREAMS_FULL', undefined, [STREAM_REFUSALS[refusal]]);
+        };
+        const refusal = hub.refusal(holder);
+        if (refusal !== undefined) throw refused(refusal);
         const after = eventIdOf(request.headers['last-event-id']);
         await feed.sync();
         // Resumed: the events missed since; otherwise (or too far behind) a hydration.
@@ -237,8 +267,13 @@ export function deltaRoutes(
           return;
         }
         const expiresAtMs = request.apiToken.expiresAt?.getTime() ?? Number.POSITIVE_INFINITY;
-        const stream = hub.open(reply, { scope, secret, expiresAtMs, lastId, ready: false });
-        if (!stream) throw new ApiError('STREAMS_FULL');
+        // Checked again: other streams may have opened during the reads.
+        const stream = hub.open(
+          reply,
+          { scope, secret, expiresAtMs, lastId, ready: false },
+          holder,
+        );
+        if (!stream) throw refused(hub.refusal(holder) ?? 'full');
         stream.send({
           event: 'unleash-connected',
           id: lastId,
