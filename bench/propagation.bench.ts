@@ -224,8 +224,11 @@ async function main(): Promise<void> {
       PORT: String(proxyPort),
       PROXY_HOST: '127.0.0.1',
       PROXY_STREAMING_MAX_CONNECTIONS: String(IDLE_STREAMS.at(-1)! + SSE_CLIENTS + 100),
-      // Every idle stream comes from 127.0.0.1: no cap on connections per address.
+      // Every idle stream comes from 127.0.0.1 with one token: no cap on connections, nor on
+      // streams, per address or per token.
       PROXY_MAX_CONNECTIONS_PER_ADDRESS: '0',
+      PROXY_STREAMING_MAX_CONNECTIONS_PER_ADDRESS: '0',
+      PROXY_STREAMING_MAX_CONNECTIONS_PER_TOKEN: '0',
       LOG_LEVEL: 'warn',
     });
     const proxyPid = proxy.child.pid as number;
