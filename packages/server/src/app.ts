@@ -189,7 +189,7 @@ export async function buildApp(config: ServerConfig, deps: AppDeps): Promise<Fas
   });
   await changeFeed.start();
   app.addHook('onClose', async () => changeFeed.stop());
-  deltaRoutes(app, db, changeFeed, tokens, clientOnly, {
+  deltaRoutes(app, db, changeFeed, clientFeatures, tokens, clientOnly, {
     maxStreams: config.streamingMaxConnections,
     maxStreamsPerAddress: config.streamingMaxConnectionsPerAddress,
     maxStreamsPerToken: config.streamingMaxConnectionsPerToken,

@@ -38,7 +38,9 @@ export class ChangeFeed {
   private syncedConfig = -1;
   private syncedTokens = -1;
   private queue: Promise<unknown> = Promise.resolve();
-  private readonly eventSubscribers = new Set<(events: readonly StoredEvent[]) => void>();
+  private readonly eventSubscribers = new Set<
+    (events: readonly StoredEvent[]) => void | Promise<void>
+  >();
   private readonly tokenSubscribers = new Set<() => void>();
   private timer: ReturnType<typeof setInterval> | undefined;
   private compactedAt = 0;
@@ -94,8 +96,11 @@ export class ChangeFeed {
     return this.floors.get(environment);
   }
 
-  /** `listener` gets each batch of new events, in id order. Returns `unsubscribe`. */
-  onEvents(listener: (events: readonly StoredEvent[]) => void): () => void {
+  /**
+   * `listener` gets each batch of new events, in id order; the next read waits for the promise it
+   * returns (a stream's configuration may have to be read first). Returns `unsubscribe`.
+   */
+  onEvents(listener: (events: readonly StoredEvent[]) => void | Promise<void>): () => void {
     this.eventSubscribers.add(listener);
     return () => this.eventSubscribers.delete(listener);
   }
@@ -155,7 +160,7 @@ export class ChangeFeed {
         if (events.length === 0) break;
         for (const event of events) this.latestByEnvironment.set(event.environment, event.id);
         this.lastId = events.at(-1)!.id;
-        for (const listener of this.eventSubscribers) listener(events);
+        for (const listener of this.eventSubscribers) await listener(events);
         if (events.length < BATCH) break;
       }
       this.floors = await readFloors(this.db);

@@ -1,7 +1,6 @@
 import type { DeltaEvent } from '@flags/engine';
 import type { Queryable } from '../../db/database.js';
 import type { ChangeEvent } from './change-log.js';
-import { readClientConfiguration } from './client-features-store.js';
 
 /** One row of the change log. */
 export interface StoredEvent {
@@ -90,19 +89,18 @@ export async function readFloors(db: Queryable): Promise<Map<string, number>> {
 const MAX_EVENTS_READ = 10_000;
 
 /**
- * The events of `scope` after `after`, or `undefined` when `after` cannot be resumed from: older
- * than the environment's compaction floor, newer than the log (another database), or an
- * environment without a log. The floor is read after the events: compaction deletes events and
- * raises the floor in one transaction, so a floor still at or below `after` proves that no event
- * read was missing. `newest` is the id the client is at afterwards: the newest event read, or
- * `committed` (an id whose events had all committed before this call, e.g. the change feed's)
- * when higher, which moves the client past other environments' events.
+ * The events of `scope`'s environment after `after` (a position this server gave out), or
+ * `undefined` when `after` cannot be resumed from: older than the environment's compaction floor,
+ * newer than the log (another database), or an environment without a log. The floor is read after
+ * the events: compaction deletes events and raises the floor in one transaction, so a floor still
+ * at or below `after` proves that no event read was missing. `newest` is the id the client is at
+ * afterwards: the newest event read, or `after`. The events are not yet narrowed to the scope's
+ * projects and name prefix (`eventsFor` does that).
  */
 export async function readEventsAfter(
   db: Queryable,
   scope: DeltaScope,
   after: number,
-  committed = 0,
 ): Promise<{ events: StoredEvent[]; newest: number } | undefined> {
   const events = await readEventsSince(db, after, MAX_EVENTS_READ + 1, scope.environment);
   if (events.length > MAX_EVENTS_READ) return undefined;
@@ -112,36 +110,29 @@ export async function readEventsAfter(
     [scope.environment],
   );
   if (!bounds || bounds.floor === null || Number(bounds.floor) > after) return undefined;
-  const latest = Number(bounds.latest);
-  if (after > latest) return undefined;
-  const newest = Math.max(after, Math.min(committed, latest), events.at(-1)?.id ?? 0);
-  return { events: events.filter((event) => visibleTo(scope, event)), newest };
+  if (after > Number(bounds.latest)) return undefined;
+  return { events, newest: Math.max(after, events.at(-1)?.id ?? 0) };
 }
 
 /**
- * A hydration of `scope` and its id. The newest id is read before the configuration, so the
- * configuration reflects every event up to it (and maybe later ones, which SDKs then apply again:
- * events are upserts and removals, harmless to repeat).
+ * As `readEventsAfter`, for an id a client sent (`If-None-Match`, `Last-Event-ID`): only a position
+ * this server gives out is resumed from, i.e. the id of an event still in the log (ids are one
+ * sequence across environments) or the environment's floor (where its log began, or up to where it
+ * was compacted); anything else (0, a made-up number) is `undefined`, so the client gets a
+ * hydration, as unleash-server answers, and never "every event since 0" (issue 40). 0 is given out
+ * only while the log is empty, and a client at it is answered 304 before this is asked.
  */
-export async function readHydration(
+export async function readEventsAfterClientId(
   db: Queryable,
   scope: DeltaScope,
-): Promise<{ id: number; event: DeltaEvent }> {
-  const id = await readLatestEventId(db);
-  const configuration = await readClientConfiguration(db, {
-    environment: scope.environment,
-    projects: scope.projects,
-    namePrefix: scope.namePrefix,
-    tags: undefined,
-    inlineSegmentConstraints: false,
-  });
-  return {
-    id,
-    event: {
-      eventId: id,
-      type: 'hydration',
-      features: configuration.features,
-      segments: configuration.segments ?? [],
-    },
-  };
+  after: number,
+): Promise<{ events: StoredEvent[]; newest: number } | undefined> {
+  if (after === 0) return undefined;
+  const [issued] = await db.query<{ issued: boolean }>(
+    `SELECT COALESCE((SELECT floor FROM client_change_environments WHERE environment = $1), -1) = $2::bigint
+            OR EXISTS (SELECT 1 FROM client_change_events WHERE id = $2::bigint) AS issued`,
+    [scope.environment, after],
+  );
+  if (!issued?.issued) return undefined;
+  return readEventsAfter(db, scope, after);
 }

@@ -5,11 +5,17 @@ import type { ClientFeature, ClientFeatures } from '@flags/schemas';
 import { isDatabaseUnreachable } from '../../db/availability.js';
 import type { Database } from '../../db/database.js';
 import type { RevisionTracker } from '../../revision.js';
+import { readLatestEventId } from './change-log-reads.js';
 import { type FeatureQuery, readClientConfiguration } from './client-features-store.js';
 
 export interface ServedConfiguration {
   /** The revision the body was built at. */
   readonly revision: number;
+  /**
+   * The change-log position the configuration reflects (every event up to this id, read before
+   * it): a delta hydration served from this entry carries it as its event id.
+   */
+  readonly eventId: number;
   /** Strong ETag (quoted): a hash of the visible configuration, so it changes exactly when that does. */
   readonly etag: string;
   /** What `body` is serialized from; the frontend API compiles it (`FrontendStates`). */
@@ -75,11 +81,28 @@ export class ClientFeaturesCache {
     return build;
   }
 
+  /**
+   * As `get`, but built at or after change-log event `eventId`: the
+   * configuration a batch of events leads to. The revision is re-read while the entry is older
+   * (a write commits its events and its revision together); after a few tries, or while the
+   * database is unreachable, the entry there is.
+   */
+  async atLeast(query: FeatureQuery, eventId: number): Promise<ServedConfiguration> {
+    let served = await this.get(query);
+    for (let tries = 0; served.eventId < eventId && tries < 3; tries++) {
+      this.revisions.invalidate();
+      served = await this.get(query);
+    }
+    return served;
+  }
+
   private async build(
     key: string,
     query: FeatureQuery,
     revision: number,
   ): Promise<ServedConfiguration> {
+    // Read first: the configuration read after it reflects at least every event up to it.
+    const eventId = await readLatestEventId(this.db);
     const configuration = await readClientConfiguration(this.db, query);
     const echo = queryEcho(query);
     const content = JSON.stringify([configuration.features, configuration.segments ?? null, echo]);
@@ -98,6 +121,7 @@ export class ClientFeaturesCache {
     const byName = new Map(configuration.features.map((feature) => [feature.name, feature]));
     const served: ServedConfiguration = Object.freeze({
       revision,
+      eventId,
       etag,
       payload,
       body,

@@ -15,12 +15,13 @@ import type { ChangeFeed } from './change-feed.js';
 import {
   type DeltaScope,
   readEventsAfter,
-  readHydration,
+  readEventsAfterClientId,
   type StoredEvent,
-  visibleTo,
-  withEventId,
 } from './change-log-reads.js';
+import type { ClientFeaturesCache, ServedConfiguration } from './client-features-cache.js';
+import type { FeatureQuery } from './client-features-store.js';
 import { CACHE_CONTROL, VARY_BY_TOKEN, visibleProjects } from './routes.js';
+import { eventsFor, isNarrowed } from './scoped-events.js';
 
 const querySchema = {
   type: 'object',
@@ -93,16 +94,34 @@ function scopeOf(
 
 const etagOf = (id: number) => `"${id}"`;
 
+/** The client-features query of a delta scope: what its `/api/client/features` is built from. */
+const featureQueryOf = (scope: DeltaScope): FeatureQuery => ({
+  environment: scope.environment,
+  projects: scope.projects,
+  namePrefix: scope.namePrefix,
+  tags: undefined,
+  inlineSegmentConstraints: false,
+});
+
+/** The newest event of `environment` among `events` (0: none). */
+function newestOf(events: readonly StoredEvent[], environment: string): number {
+  let newest = 0;
+  for (const event of events) if (event.environment === environment) newest = event.id;
+  return newest;
+}
+
 /**
  * `GET /api/client/delta` and `GET /api/client/streaming` (Server-Sent Events), both fed by the
  * change log (`ChangeFeed`) and scoped like `/api/client/features` (the token's environment and
  * projects, narrowed by `project` and `namePrefix`). A client id the log cannot resume from (none,
- * unparsable, compacted away, from another database) gets a `hydration`.
+ * unparsable, not one it gave out, compacted away, from another database) gets a `hydration`,
+ * served from the client-features cache (the entry `/api/client/features` answers from).
  */
 export function deltaRoutes(
   app: FastifyInstance,
   db: Database,
   feed: ChangeFeed,
+  cache: ClientFeaturesCache,
   tokens: TokenStore,
   guard: (request: FastifyRequest) => Promise<void>,
   options: DeltaRoutesOptions,
@@ -114,19 +133,70 @@ export function deltaRoutes(
     keepAliveMs: options.keepAliveMs,
   });
 
-  const fanOut = (events: readonly StoredEvent[]) => {
+  /** The configuration a narrowed scope's events are sent from (see `eventsFor`); else undefined. */
+  const currentOf = async (
+    scope: DeltaScope,
+    events: readonly StoredEvent[],
+  ): Promise<ServedConfiguration | undefined> => {
+    if (!isNarrowed(scope)) return undefined;
+    return cache.atLeast(featureQueryOf(scope), newestOf(events, scope.environment));
+  };
+
+  // Run by the feed in turn with its reads (it waits for the returned promise).
+  // `{"events":[hydration]}` of each cache entry, serialized once (entries are immutable).
+  const hydrations = new WeakMap<ServedConfiguration, string>();
+  const hydrationJson = (served: ServedConfiguration): string => {
+    let json = hydrations.get(served);
+    if (json === undefined) {
+      json = JSON.stringify({
+        events: [
+          {
+            eventId: served.eventId,
+            type: 'hydration',
+            features: served.payload.features,
+            segments: served.payload.segments ?? [],
+          },
+        ],
+      });
+      hydrations.set(served, json);
+    }
+    return json;
+  };
+
+  const fanOut = async (events: readonly StoredEvent[]) => {
     const newest = events.at(-1)!.id;
+    const scopeKey = (scope: DeltaScope) =>
+      JSON.stringify([scope.environment, scope.projects ?? null, scope.namePrefix ?? null]);
+    // Narrowed scopes need their current configuration: built (or cached) once per scope.
+    const currents = new Map<string, Promise<ServedConfiguration | undefined>>();
+    for (const stream of hub) {
+      const { ready, scope } = stream.topic;
+      const key = scopeKey(scope);
+      if (ready && isNarrowed(scope) && !currents.has(key)) {
+        currents.set(key, currentOf(scope, events));
+      }
+    }
+    const resolved = new Map<string, ServedConfiguration | undefined | null>();
+    for (const [key, current] of currents) {
+      // null: unavailable (database unreachable): those streams end, and resume on reconnect.
+      resolved.set(key, await current.catch(() => null));
+    }
     // Streams of one scope at one position get the same frame: filtered and serialized once.
     const frames = new Map<string, string>();
     for (const stream of hub) {
       const topic = stream.topic;
       if (!topic.ready) continue;
-      const { environment, projects, namePrefix } = topic.scope;
-      const key = JSON.stringify([environment, projects ?? null, namePrefix ?? null, topic.lastId]);
-      let frame = frames.get(key);
+      const key = scopeKey(topic.scope);
+      const current = resolved.get(key);
+      if (current === null) {
+        stream.close();
+        continue;
+      }
+      const frameKey = `${key}\n${topic.lastId}`;
+      let frame = frames.get(frameKey);
       if (frame === undefined) {
-        frame = updatesFrame(topic, events);
-        frames.set(key, frame);
+        frame = updatesFrame(topic, events, current);
+        frames.set(frameKey, frame);
       }
       if (frame !== '') stream.send(frame);
       topic.lastId = Math.max(topic.lastId, newest);
@@ -160,18 +230,15 @@ export function deltaRoutes(
     feed
       .serial(async () => {
         if (!stream.open) return;
-        const more = await readEventsAfter(
-          db,
-          stream.topic.scope,
-          stream.topic.lastId,
-          feed.latest ?? 0,
-        );
+        const more = await readEventsAfter(db, stream.topic.scope, stream.topic.lastId);
         if (!more) {
           // Compacted past it meanwhile: the client reconnects and is hydrated.
           stream.close();
           return;
         }
-        sendUpdates(stream, more.events);
+        const current = await currentOf(stream.topic.scope, more.events);
+        const frame = updatesFrame(stream.topic, more.events, current);
+        if (frame !== '') stream.send(frame);
         stream.topic.lastId = Math.max(stream.topic.lastId, more.newest);
         stream.topic.ready = true;
       })
@@ -209,28 +276,36 @@ export function deltaRoutes(
           const latest = feed.latest;
           const floor = feed.floorOf(scope.environment);
           const latestOfScope = feed.latestOf(scope.environment);
+          // Up to date: no event of the environment after it (0 only while the log is empty).
           if (
             latest !== undefined &&
             floor !== undefined &&
             latestOfScope !== undefined &&
             floor <= after &&
             latestOfScope <= after &&
-            after <= latest
+            after <= latest &&
+            (after !== 0 || latest === 0)
           ) {
             return reply.header('etag', etagOf(after)).status(304).send();
           }
-          const since = await readEventsAfter(db, scope, after, latest ?? 0);
+          // Past the newest id read (another database, or made up): a hydration, without a read.
+          const known = after <= (latest ?? 0);
+          const since = known ? await readEventsAfterClientId(db, scope, after) : undefined;
           if (since) {
             if (since.events.length === 0 && since.newest === after) {
               return reply.header('etag', etagOf(after)).status(304).send();
             }
+            const current = await currentOf(scope, since.events);
             return reply
               .header('etag', etagOf(since.newest))
-              .send({ events: since.events.map(withEventId) });
+              .send({ events: eventsFor(scope, since.events, current?.payload) });
           }
         }
-        const hydration = await readHydration(db, scope);
-        return reply.header('etag', etagOf(hydration.id)).send({ events: [hydration.event] });
+        const served = await cache.get(featureQueryOf(scope));
+        return reply
+          .header('etag', etagOf(served.eventId))
+          .type('application/json; charset=utf-8')
+          .send(hydrationJson(served));
       },
     );
 
@@ -255,11 +330,10 @@ export function deltaRoutes(
         await feed.sync();
         // Resumed: the events missed since; otherwise (or too far behind) a hydration.
         const since =
-          after === undefined
-            ? undefined
-            : await readEventsAfter(db, scope, after, feed.latest ?? 0);
-        const hydration = since ? undefined : await readHydration(db, scope);
-        const lastId = since ? since.newest : hydration!.id;
+          after === undefined ? undefined : await readEventsAfterClientId(db, scope, after);
+        const hydration = since ? undefined : await cache.get(featureQueryOf(scope));
+        const current = since ? await currentOf(scope, since.events) : undefined;
+        const lastId = since ? since.newest : hydration!.eventId;
         void reply.header('cache-control', 'no-cache').header('vary', VARY_BY_TOKEN);
         if (request.raw.socket.destroyed) {
           // The client left during the reads: nothing to answer, and no stream to keep.
@@ -277,9 +351,9 @@ export function deltaRoutes(
         stream.send({
           event: 'unleash-connected',
           id: lastId,
-          data: JSON.stringify({
-            events: hydration ? [hydration.event] : since!.events.map(withEventId),
-          }),
+          data: hydration
+            ? hydrationJson(hydration)
+            : JSON.stringify({ events: eventsFor(scope, since!.events, current?.payload) }),
         });
         // Events committed since the reads above: read in turn with the feed's own reads, so the
         // fan-out takes over from here without a gap or a repeat.
@@ -288,20 +362,26 @@ export function deltaRoutes(
     );
 }
 
-/** The `unleash-updated` frame of the events a stream at `topic` has not had and may see ('' if none). */
-function updatesFrame(topic: StreamTopic, events: readonly StoredEvent[]): string {
+/**
+ * The `unleash-updated` frame of the events a stream at `topic` has not had and may see ('' if
+ * none); its id is the newest event of the stream's environment among them, a position the stream
+ * can resume from.
+ */
+function updatesFrame(
+  topic: StreamTopic,
+  events: readonly StoredEvent[],
+  current: ServedConfiguration | undefined,
+): string {
   const { scope, lastId } = topic;
-  const visible = events.filter((event) => event.id > lastId && visibleTo(scope, event));
+  const unseen = events.filter(
+    (event) => event.id > lastId && event.environment === scope.environment,
+  );
+  if (unseen.length === 0) return '';
+  const visible = eventsFor(scope, unseen, current?.payload);
   if (visible.length === 0) return '';
   return eventFrame({
     event: 'unleash-updated',
-    id: visible.at(-1)!.id,
-    data: JSON.stringify({ events: visible.map(withEventId) }),
+    id: unseen.at(-1)!.id,
+    data: JSON.stringify({ events: visible }),
   });
-}
-
-/** Sends the events of `events` the stream has not had and may see, as one `unleash-updated`. */
-function sendUpdates(stream: EventStream<StreamTopic>, events: readonly StoredEvent[]): void {
-  const frame = updatesFrame(stream.topic, events);
-  if (frame !== '') stream.send(frame);
 }
