@@ -204,6 +204,21 @@ for (const backend of backends) {
       assert.deepEqual(await rowCounts(), before);
     });
 
+    it('stores no strategy list from the frontend API (its token is public; browsers evaluate nothing)', async () => {
+      const strategies = Array.from({ length: MAX_REGISTERED_STRATEGIES }, (_, index) =>
+        `s${index}-`.padEnd(MAX_NAME_LENGTH, 'x'),
+      );
+      const response = await post('/api/frontend/client/register', DEV_FRONTEND, {
+        appName: 'browser',
+        strategies,
+      });
+      assert.equal(response.statusCode, 202, response.body);
+      const [row] = await db.query<{ strategies: string[] }>(
+        `SELECT strategies FROM client_applications WHERE app_name = 'browser'`,
+      );
+      assert.deepEqual(row?.strategies, []);
+    });
+
     it('keeps every field a registration or report stores within its bound', async () => {
       // A date-time may carry any number of fraction digits: 500,000 of them pass the format.
       const started = `2026-03-01T09:00:00.${'1'.repeat(500_000)}Z`;

@@ -97,6 +97,7 @@ export async function frontendApiRoutes(
           register: '/client/register',
           metrics: '/client/metrics',
           perMinute: config.frontendReportsPerMinute,
+          storesStrategies: false,
         },
         usage,
       );

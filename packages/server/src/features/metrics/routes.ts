@@ -20,6 +20,12 @@ export interface ReportPaths {
    * client API's tokens are secrets, the frontend API's ship in every page).
    */
   readonly perMinute?: number;
+  /**
+   * Whether registrations' strategy lists are stored: not from the frontend API, whose token is
+   * public and whose SDKs (browsers, mobile apps) evaluate nothing themselves (issue 40: each
+   * list was up to 25 KB a request).
+   */
+  readonly storesStrategies: boolean;
 }
 
 /**
@@ -52,7 +58,12 @@ export function sdkReportRoutes(
     { schema: { body: clientRegisterSchema }, onRequest: guard, config },
     async function sdkPostRegister(request, reply) {
       const environment = request.apiToken.environment ?? 'default';
-      const instance = sdkInstance(request.body, request.headers);
+      // Without a list, an application's stored one stays as it is (or empty).
+      const { strategies, ...withoutStrategies } = request.body;
+      const instance = sdkInstance(
+        paths.storesStrategies ? request.body : withoutStrategies,
+        request.headers,
+      );
       await db.transaction((tx) => recordInstances(tx, environment, [instance], request.ip));
       return reply.status(202).header('x-unleash-version', version).send();
     },
@@ -86,7 +97,7 @@ export function clientMetricsRoutes(
     db,
     guard,
     version,
-    { register: '/api/client/register', metrics: '/api/client/metrics' },
+    { register: '/api/client/register', metrics: '/api/client/metrics', storesStrategies: true },
     usage,
   );
   const typed = app.withTypeProvider<JsonSchemaToTsProvider>();
