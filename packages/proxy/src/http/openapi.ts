@@ -14,6 +14,19 @@ interface DocsConfig {
  * (no CDN). Must be registered before the routes it describes. The hot evaluation routes parse
  * their input by hand; their query and body schemas sit in `config.docs` and only document.
  */
+/**
+ * A schema as OpenAPI 3.0 can describe it: without `propertyNames` (the bounds on report keys, issue
+ * 40), which it lacks; validation keeps them.
+ */
+function withoutPropertyNames(schema: unknown): unknown {
+  if (Array.isArray(schema)) return schema.map(withoutPropertyNames);
+  if (typeof schema !== 'object' || schema === null) return schema;
+  const copy: Record<string, unknown> = {};
+  for (const [key, value] of Object.entries(schema))
+    if (key !== 'propertyNames') copy[key] = withoutPropertyNames(value);
+  return copy;
+}
+
 export async function registerOpenApi(app: FastifyInstance, config: ProxyConfig): Promise<void> {
   const base = config.proxyBasePath;
   // Loaded only when enabled: the document generator and UI assets cost memory otherwise.
@@ -54,7 +67,8 @@ export async function registerOpenApi(app: FastifyInstance, config: ProxyConfig)
         return { schema: { ...schema, hide: true }, url };
       }
       const docs = (route.config as DocsConfig | undefined)?.docs;
-      return { schema: docs === undefined ? schema : { ...schema, ...docs }, url };
+      const body = schema?.body === undefined ? {} : { body: withoutPropertyNames(schema.body) };
+      return { schema: { ...schema, ...body, ...docs }, url };
     },
   });
   await app.register(swaggerUi, {
