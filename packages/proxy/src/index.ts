@@ -1,3 +1,4 @@
+import { EnvironmentState } from '@flags/serving';
 import type { FastifyInstance } from 'fastify';
 import { buildApp } from './app.js';
 import { TokenValidator } from './auth/token-validator.js';
@@ -7,7 +8,6 @@ import { loadEnrichers, loadStrategies } from './config/modules.js';
 import type { Logger, ProxyOptions, StorageProvider } from './config/options.js';
 import { configWarnings } from './config/warnings.js';
 import { createLogger } from './logger.js';
-import { ProxyState } from './state.js';
 import { FileBackup } from './sync/backup-file.js';
 import { RedisBackup } from './sync/backup-redis.js';
 import { type Environment, Environments } from './sync/environments.js';
@@ -27,14 +27,12 @@ import { upstreamHeaders } from './sync/upstream.js';
 import { UsageAggregator } from './usage/aggregator.js';
 import { MetricsReporter } from './usage/reporter.js';
 
+export { CompiledState, EnvironmentState } from '@flags/serving';
 export { type AppDeps, buildApp } from './app.js';
-// The building blocks flags-server's frontend API reuses (which, and why: see the module).
-export * from './building-blocks.js';
 export { ConfigError, loadConfig, type ProxyConfig } from './config/load.js';
 export type { ContextEnricher, Logger, ProxyOptions, StorageProvider } from './config/options.js';
 export { options as optionTable, proxySchema } from './config/options.js';
 export { offlineSchema } from './offline/options.js';
-export { CompiledState, ProxyState } from './state.js';
 export { FileBackup } from './sync/backup-file.js';
 export { RedisBackup } from './sync/backup-redis.js';
 export { Environment, Environments } from './sync/environments.js';
@@ -57,7 +55,7 @@ export interface ProxyApp {
   /** Every environment served (the startup tokens', and those client tokens brought in). */
   readonly environments: Environments;
   /** The default environment's state (the first startup token's): plain client keys read it. */
-  readonly state: ProxyState;
+  readonly state: EnvironmentState;
   /** The default environment's first feed's sync (streaming or polling). */
   readonly poller: FeedSync;
   /** Validates Unleash-format tokens upstream; `undefined` when no startup token is one. */
@@ -109,7 +107,7 @@ export async function createProxy(
           })
         : undefined,
     stateFor: (_name, usage) =>
-      new ProxyState({
+      new EnvironmentState({
         compile: {
           strategies,
           maxContextValueLength: config.maxContextValueLength,

@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { compile } from '@flags/engine';
-import { CompiledState, ProxyState, UsageAggregator } from '@flags/proxy';
+import { CompiledState, EnvironmentState, UsageAggregator } from '@flags/proxy';
 import { MAX_METRIC_COUNT } from '@flags/schemas';
 import { smallPayload } from './fixtures/small.js';
 
@@ -23,7 +23,7 @@ function toggles(aggregator: UsageAggregator) {
   );
 }
 
-/** A new snapshot of `smallPayload` whose evaluations `aggregator` counts, as `ProxyState` makes it. */
+/** A new snapshot of `smallPayload` whose evaluations `aggregator` counts, as `EnvironmentState` makes it. */
 function counted(aggregator: UsageAggregator): CompiledState {
   const snapshot = compile(smallPayload);
   return new CompiledState(snapshot, 0, { usage: aggregator.track(snapshot) });
@@ -86,7 +86,7 @@ describe('usage aggregator', () => {
 
   it('keeps counting every snapshot still served, however long idle, and collects a swapped-out one a last time', () => {
     const aggregator = new UsageAggregator({ appName: 'proxy', environment: undefined });
-    const state = new ProxyState({ usage: aggregator });
+    const state = new EnvironmentState({ usage: aggregator });
     state.update(smallPayload);
     const whole = state.serving();
     // A token's project scope: a second live snapshot of the same payload.

@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { createUpstreamClient, loadConfig, Poller, ProxyState } from '@flags/proxy';
+import { createUpstreamClient, EnvironmentState, loadConfig, Poller } from '@flags/proxy';
 import { smallPayload } from './fixtures/small.js';
 import { FakeUpstream } from './helpers/fake-upstream.js';
 import { RecordingLogger } from './helpers/recording-logger.js';
@@ -10,7 +10,7 @@ function poller(upstreamUrl: string, random: () => number) {
     {},
     { flagsUrl: upstreamUrl, flagsApiToken: 't', clientKeys: ['k'], refreshInterval: 100 },
   );
-  const state = new ProxyState();
+  const state = new EnvironmentState();
   const client = createUpstreamClient(config);
   return {
     poller: new Poller(config, state, new RecordingLogger(), client, { random }),

@@ -3,9 +3,9 @@ import { readFileSync } from 'node:fs';
 import { after, describe, it } from 'node:test';
 import {
   createUpstreamClient,
+  EnvironmentState,
   loadConfig,
   Poller,
-  ProxyState,
   type UpstreamClient,
 } from '@flags/proxy';
 import { freePort } from '../../../test/helpers/processes.js';
@@ -199,7 +199,7 @@ describe('poll timeout', () => {
     );
     const log = new RecordingLogger();
     const http = createUpstreamClient(config);
-    const poller = new Poller(config, new ProxyState(), log, http);
+    const poller = new Poller(config, new EnvironmentState(), log, http);
     try {
       const started = Date.now();
       assert.equal(await poller.poll(), 'failed');

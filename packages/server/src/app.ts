@@ -1,6 +1,6 @@
 import { createRequire } from 'node:module';
 import rateLimit from '@fastify/rate-limit';
-import { ProxyState } from '@flags/proxy';
+import { EnvironmentState } from '@flags/serving';
 import Fastify, {
   type FastifyBaseLogger,
   type FastifyInstance,
@@ -194,7 +194,7 @@ export async function buildApp(config: ServerConfig, deps: AppDeps): Promise<Fas
   const frontendStates = new FrontendStates(
     clientFeatures,
     (environment) =>
-      new ProxyState({
+      new EnvironmentState({
         compile: {
           onWarning: (warning) =>
             app.log.warn(

@@ -1,5 +1,5 @@
-import { ProxyError } from '@flags/proxy';
 import type { ErrorBody } from '@flags/schemas';
+import { ServingError } from '@flags/serving';
 import type { FastifyError, FastifyInstance } from 'fastify';
 import { isDatabaseUnreachable } from './db/availability.js';
 
@@ -170,8 +170,8 @@ function fromFastifyError(error: FastifyError): ApiError | undefined {
   return undefined;
 }
 
-/** The catalogue entry of each 4xx the frontend API's routes (flags-proxy's) throw, by status. */
-const FROM_PROXY_STATUS: Readonly<Record<number, ErrorCode>> = {
+/** The catalogue entry of each 4xx the frontend API's routes (the serving library's) throw, by status. */
+const FROM_SERVING_STATUS: Readonly<Record<number, ErrorCode>> = {
   400: 'BAD_DATA',
   404: 'NOT_FOUND',
   413: 'BODY_TOO_LARGE',
@@ -179,11 +179,11 @@ const FROM_PROXY_STATUS: Readonly<Record<number, ErrorCode>> = {
 };
 
 /**
- * A flags-proxy error as this server's (same status, name, message and details as flags-proxy
+ * A serving-library error as this server's (same status, name, message and details as flags-proxy
  * answers for the same request; the names of these entries are the same in both catalogues).
  */
-function fromProxyError(error: ProxyError): ApiError {
-  const code = error.code === 'INVALID_JSON' ? 'INVALID_JSON' : FROM_PROXY_STATUS[error.status];
+function fromServingError(error: ServingError): ApiError {
+  const code = error.code === 'INVALID_JSON' ? 'INVALID_JSON' : FROM_SERVING_STATUS[error.status];
   return code === undefined
     ? new ApiError('INTERNAL')
     : new ApiError(code, error.message, error.details);
@@ -203,8 +203,8 @@ export function registerErrorHandling(app: FastifyInstance): void {
     const apiError =
       error instanceof ApiError
         ? error
-        : error instanceof ProxyError
-          ? fromProxyError(error)
+        : error instanceof ServingError
+          ? fromServingError(error)
           : (fromFastifyError(error) ?? new ApiError('INTERNAL'));
     if (apiError.status >= 500 && !LOGGED_ONCE_ELSEWHERE.has(apiError.code)) {
       request.log.error({ err: error }, 'request failed');

@@ -1,12 +1,11 @@
 import { errorSchema, ofrepStreamEventSchema } from '@flags/schemas';
+import type { CompiledState } from '@flags/serving';
+import { EventStreamHub, errorResponses, eventFrame, OFREP_TAG } from '@flags/serving';
 import type { FastifyInstance } from 'fastify';
 import type { Access } from '../auth/access.js';
 import type { EventCredentials } from '../auth/event-credential.js';
 import { ProxyError } from '../errors.js';
 import type { StateRevisions } from '../http/context-etag.js';
-import { EventStreamHub, eventFrame } from '../http/event-stream.js';
-import { errorResponses, OFREP_TAG } from '../http/route-docs.js';
-import type { CompiledState } from '../state.js';
 import type { Environment, Environments } from '../sync/environments.js';
 
 /** The path of the event streams, under `proxyBasePath`. */
@@ -69,7 +68,7 @@ export class OfrepEvents {
   readonly hub: EventStreamHub<Listener>;
   /** `eventStreams` JSON made for each snapshot, by key. */
   private readonly issued = new WeakMap<CompiledState, Map<string, IssuedStreams>>();
-  /** Environments whose state this instance listens to (`ProxyState.onUpdate` has no removal). */
+  /** Environments whose state this instance listens to (`EnvironmentState.onUpdate` has no removal). */
   private readonly watched = new WeakSet<Environment>();
 
   constructor(private readonly options: OfrepEventsOptions) {

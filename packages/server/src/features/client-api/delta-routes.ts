@@ -1,5 +1,5 @@
 import type { JsonSchemaToTsProvider } from '@fastify/type-provider-json-schema-to-ts';
-import { type EventStream, EventStreamHub, eventFrame, eventIdOf } from '@flags/proxy';
+import { type EventStream, EventStreamHub, eventFrame, eventIdOf } from '@flags/serving';
 import type { FastifyBaseLogger, FastifyInstance, FastifyRequest } from 'fastify';
 import { isDatabaseUnreachable } from '../../db/availability.js';
 import type { Database } from '../../db/database.js';
