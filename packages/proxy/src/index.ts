@@ -27,26 +27,20 @@ import { upstreamHeaders } from './sync/upstream.js';
 import { UsageAggregator } from './usage/aggregator.js';
 import { MetricsReporter } from './usage/reporter.js';
 
-export { CompiledState, EnvironmentState } from '@flags/serving';
+// The public surface: the factories, the app builder, configuration, the backup stores users may
+// pass as `storageProvider`, and the types of what `createProxy` returns. Internals stay in src/.
+export type { CompiledState, EnvironmentState } from '@flags/serving';
 export { type AppDeps, buildApp } from './app.js';
+export type { TokenValidator } from './auth/token-validator.js';
 export { ConfigError, loadConfig, type ProxyConfig } from './config/load.js';
 export type { ContextEnricher, Logger, ProxyOptions, StorageProvider } from './config/options.js';
 export { options as optionTable, proxySchema } from './config/options.js';
 export { offlineSchema } from './offline/options.js';
 export { FileBackup } from './sync/backup-file.js';
 export { RedisBackup } from './sync/backup-redis.js';
-export { Environment, Environments } from './sync/environments.js';
-export { FeedSync } from './sync/feed-sync.js';
-export {
-  createUpstreamClient,
-  type UpstreamClient,
-  type UpstreamClientOptions,
-  type UpstreamRequestInit,
-  type UpstreamResponse,
-} from './sync/http-client.js';
-export { Poller } from './sync/poller.js';
-export { UsageAggregator } from './usage/aggregator.js';
-export { MetricsReporter } from './usage/reporter.js';
+export type { Environment, Environments } from './sync/environments.js';
+export type { FeedSync } from './sync/feed-sync.js';
+export type { MetricsReporter } from './usage/reporter.js';
 
 /** A running proxy: the Fastify app plus what it was built from. Closing the app stops syncing. */
 export interface ProxyApp {

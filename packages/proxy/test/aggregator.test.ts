@@ -1,8 +1,9 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { compile } from '@flags/engine';
-import { CompiledState, EnvironmentState, UsageAggregator } from '@flags/proxy';
 import { MAX_METRIC_COUNT } from '@flags/schemas';
+import { CompiledState, EnvironmentState } from '@flags/serving';
+import { UsageAggregator } from '../src/usage/aggregator.js';
 import { smallPayload } from './fixtures/small.js';
 
 const BUCKET = { start: '2026-11-22T00:00:00.000Z', stop: '2026-11-22T00:01:00.000Z' };
