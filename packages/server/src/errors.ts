@@ -1,5 +1,4 @@
-import type { ErrorBody } from '@flags/schemas';
-import { ServingError } from '@flags/serving';
+import { type ErrorEntry, errorBody, ServingError } from '@flags/serving';
 import type { FastifyError, FastifyInstance } from 'fastify';
 import { isDatabaseUnreachable } from './db/availability.js';
 
@@ -95,33 +94,20 @@ export const errorCatalogue = {
     name: 'ServiceUnavailableError',
     message: 'The server is shutting down: send the request to another instance, or retry.',
   },
-} as const satisfies Record<string, { status: number; name: string; message: string }>;
+} as const satisfies Record<string, ErrorEntry>;
 
 export type ErrorCode = keyof typeof errorCatalogue;
 
-export class ApiError extends Error {
-  readonly status: number;
-  readonly details: readonly string[];
-  constructor(
-    readonly code: ErrorCode,
-    message?: string,
-    details?: readonly string[],
-  ) {
+/** An error of flags-server's catalogue: the shared error type with this server's codes. */
+export class ApiError extends ServingError {
+  declare readonly code: ErrorCode;
+  constructor(code: ErrorCode, message?: string, details?: readonly string[]) {
     const entry = errorCatalogue[code];
-    super(message ?? entry.message);
-    this.name = entry.name;
-    this.status = entry.status;
-    this.details = details ?? [this.message];
+    super(code, message === undefined ? entry : { ...entry, message }, details);
   }
 }
 
-export function errorBody(error: ApiError): ErrorBody {
-  return {
-    name: error.name,
-    message: error.message,
-    details: error.details.map((message) => ({ message })),
-  };
-}
+export { errorBody };
 
 /** Maps Fastify's own errors (validation, body parsing, limits) into the catalogue. */
 function fromFastifyError(error: FastifyError): ApiError | undefined {
