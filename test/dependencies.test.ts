@@ -52,3 +52,50 @@ describe('run-time dependencies', () => {
     });
   }
 });
+
+/**
+ * The workspace packages each package may use (DESIGN.md): schemas ← config, engine ← serving ←
+ * proxy, server. No service uses the other; they speak HTTP only.
+ */
+const ALLOWED_WORKSPACE_DEPENDENCIES: Readonly<Record<string, readonly string[]>> = {
+  schemas: [],
+  config: ['@flags/schemas'],
+  engine: ['@flags/schemas'],
+  serving: ['@flags/config', '@flags/engine', '@flags/schemas'],
+  proxy: ['@flags/config', '@flags/engine', '@flags/schemas', '@flags/serving'],
+  server: ['@flags/config', '@flags/engine', '@flags/schemas', '@flags/serving'],
+};
+
+describe('workspace dependencies point one way', () => {
+  it('lists every package', () => {
+    assert.deepEqual(
+      readdirSync(join(root, 'packages')).sort(),
+      Object.keys(ALLOWED_WORKSPACE_DEPENDENCIES).sort(),
+    );
+  });
+  for (const [name, allowed] of Object.entries(ALLOWED_WORKSPACE_DEPENDENCIES)) {
+    const dir = join(root, 'packages', name);
+    it(`packages/${name} names and imports only ${allowed.join(', ') || 'no workspace package'}`, () => {
+      const manifest = JSON.parse(readFileSync(join(dir, 'package.json'), 'utf8')) as {
+        dependencies?: Record<string, string>;
+        devDependencies?: Record<string, string>;
+      };
+      const named = Object.keys({ ...manifest.dependencies, ...manifest.devDependencies }).filter(
+        (dep) => dep.startsWith('@flags/'),
+      );
+      assert.deepEqual(
+        named.filter((dep) => !allowed.includes(dep)),
+        [],
+        'package.json',
+      );
+      const imported = new Set<string>();
+      for (const file of sources(join(dir, 'src'))) {
+        for (const pkg of importedPackages(readFileSync(file, 'utf8'))) {
+          if (pkg.startsWith('@flags/') && !allowed.includes(pkg))
+            imported.add(`${pkg} in ${file}`);
+        }
+      }
+      assert.deepEqual([...imported], [], 'imports');
+    });
+  }
+});

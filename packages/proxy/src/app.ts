@@ -1,41 +1,47 @@
+import { trustsForwardedAddress } from '@flags/config';
+import {
+  AnswerWriter,
+  API_FLAVOUR,
+  allRoutes,
+  ConnectionCap,
+  Enrichers,
+  EventStreamHub,
+  fastifyTrustProxy,
+  frontendRoutes,
+  installConnectionCap,
+  installCors,
+  installStreamFront,
+  keyedAnswerHeaders,
+  namedProxies,
+  PROXY_FLAVOUR,
+  readJsonBodies,
+  requestTimeoutOptions,
+} from '@flags/serving';
 import Fastify, { type FastifyBaseLogger, type FastifyInstance } from 'fastify';
 import { Counter } from 'prom-client';
 import { Authorizer, pretrustedKeys } from './auth/access.js';
 import { EventCredentials, signingSecretOf } from './auth/event-credential.js';
 import { keyInHeader, ofrepKey } from './auth/require-key.js';
 import type { TokenValidator } from './auth/token-validator.js';
-import { type ProxyConfig, trustsForwardedAddress } from './config/load.js';
+import type { ProxyConfig } from './config/load.js';
 import type { ContextEnricher, Logger } from './config/options.js';
-import { Enrichers } from './context/enrichers.js';
 import { installErrorHandler } from './errors.js';
 import { addressFilterFor, installAddressFilter } from './http/address-filter.js';
-import { keyedAnswerHeaders } from './http/cache-headers.js';
 import { installCompression } from './http/compression.js';
-import { ConnectionCap, installConnectionCap } from './http/connection-cap.js';
 import { StateRevisions } from './http/context-etag.js';
-import { installCors } from './http/cors.js';
 import { evaluationFrontFor, installEvaluationFront } from './http/evaluation-front.js';
-import { EventStreamHub } from './http/event-stream.js';
 import { installDurationRecording, installReadiness, installRequestStart } from './http/hooks.js';
-import { readJsonBodies } from './http/json-body.js';
 import { registerOpenApi } from './http/openapi.js';
 import { limitPerAddress } from './http/rate-limit.js';
-import { requestTimeoutOptions } from './http/request-timeout.js';
-import { AnswerWriter } from './http/serialize.js';
-import { installStreamFront } from './http/stream-front.js';
-import { fastifyTrustProxy, namedProxies } from './http/trusted-proxies.js';
 import { isDebug } from './logger.js';
 import { type FetchClock, ProxyMetrics } from './prometheus.js';
 import { registerSyncMetrics } from './prometheus-sync.js';
-import { registerUsageMetrics } from './usage/prometheus-usage.js';
-import { allRoutes } from './routes/all.js';
 import { backstageRoutes } from './routes/backstage.js';
 import { bulkMetricsRoutes } from './routes/bulk-metrics.js';
 import { clientDeltaRoutes } from './routes/client-delta.js';
 import { clientFeaturesRoutes } from './routes/client-features.js';
 import { type ClientStreamTopic, clientStreamingRoutes } from './routes/client-streaming.js';
 import { edgeValidateRoutes } from './routes/edge-validate.js';
-import { API_FLAVOUR, frontendRoutes, PROXY_FLAVOUR } from './routes/frontend.js';
 import { healthRoutes } from './routes/health.js';
 import { metricsRoutes } from './routes/metrics.js';
 import { ofrepRoutes } from './routes/ofrep.js';
@@ -45,6 +51,7 @@ import { registerRoutes } from './routes/register.js';
 import { ChangeLogs } from './streaming/change-log.js';
 import type { Environments } from './sync/environments.js';
 import type { UpstreamClient } from './sync/http-client.js';
+import { registerUsageMetrics } from './usage/prometheus-usage.js';
 
 export interface AppDeps {
   /** The environments served, each with the snapshot its sync loop writes to. */

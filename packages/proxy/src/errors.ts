@@ -1,6 +1,12 @@
-import type { ErrorBody } from '@flags/schemas';
+import {
+  ERROR_CONTENT_TYPE,
+  type ErrorEntry,
+  errorBody,
+  type Logger,
+  ServingError,
+  servingErrors,
+} from '@flags/serving';
 import type { FastifyError, FastifyInstance } from 'fastify';
-import type { Logger } from './config/options.js';
 
 /**
  * The one catalogue of JSON errors flags-proxy answers with. Routes throw `new ProxyError(code)`;
@@ -9,13 +15,7 @@ import type { Logger } from './config/options.js';
  * written by their hooks and routes directly.
  */
 export const errorCatalogue = {
-  BAD_CONTEXT: { status: 400, name: 'BadDataError', message: 'The evaluation context is invalid.' },
-  BAD_BODY: { status: 400, name: 'BadDataError', message: 'The request body is invalid.' },
-  INVALID_JSON: {
-    status: 400,
-    name: 'BadDataError',
-    message: 'The request body is not valid JSON.',
-  },
+  ...servingErrors,
   NO_TOKEN: {
     status: 401,
     name: 'AuthenticationRequired',
@@ -52,21 +52,11 @@ export const errorCatalogue = {
     name: 'InvalidTokenError',
     message: 'The token used does not have access to this proxy: its environment is not synced.',
   },
-  FEATURE_NOT_FOUND: {
-    status: 404,
-    name: 'NotFoundError',
-    message: 'No enabled feature of that name for this token.',
-  },
   NOT_FOUND: { status: 404, name: 'NotFoundError', message: 'There is nothing at this path.' },
   BODY_TOO_LARGE: {
     status: 413,
     name: 'ContentTooLargeError',
     message: 'The request body is larger than this proxy accepts.',
-  },
-  UNSUPPORTED_MEDIA_TYPE: {
-    status: 415,
-    name: 'ContentTypeError',
-    message: 'The content type is not supported; send application/json.',
   },
   RATE_LIMITED: {
     status: 429,
@@ -84,38 +74,20 @@ export const errorCatalogue = {
     name: 'NotReadyError',
     message: 'The token’s environment has not been synced from the upstream yet.',
   },
-  ENRICHER_FAILED: {
-    status: 500,
-    name: 'ContextEnricherError',
-    message: 'A custom context enricher of this proxy failed.',
-  },
   INTERNAL: { status: 500, name: 'InternalError', message: 'Something went wrong in the proxy.' },
-} as const satisfies Record<string, { status: number; name: string; message: string }>;
+} as const satisfies Record<string, ErrorEntry>;
 
 export type ErrorCode = keyof typeof errorCatalogue;
 
-export class ProxyError extends Error {
-  readonly status: number;
-  readonly details: readonly string[];
-  constructor(
-    readonly code: ErrorCode,
-    details?: readonly string[],
-  ) {
-    const entry = errorCatalogue[code];
-    super(entry.message);
-    this.name = entry.name;
-    this.status = entry.status;
-    this.details = details ?? [entry.message];
+/** An error of flags-proxy's catalogue (the serving library's entries included). */
+export class ProxyError extends ServingError {
+  declare readonly code: ErrorCode;
+  constructor(code: ErrorCode, details?: readonly string[]) {
+    super(code, errorCatalogue[code], details);
   }
 }
 
-export function errorBody(error: ProxyError): ErrorBody {
-  return {
-    name: error.name,
-    message: error.message,
-    details: error.details.map((message) => ({ message })),
-  };
-}
+export { ERROR_CONTENT_TYPE, errorBody };
 
 /** Maps Fastify's own errors (body parsing, limits) into the catalogue. */
 function fromFastifyError(error: FastifyError): ProxyError | undefined {
@@ -137,12 +109,12 @@ function fromFastifyError(error: FastifyError): ProxyError | undefined {
 }
 
 /**
- * What a failure answering a request is answered with: itself if it is a `ProxyError`, the
+ * What a failure answering a request is answered with: itself if it is a `ServingError` (the serving library's or the proxy's), the
  * catalogue's entry for Fastify's own errors, else `INTERNAL`, which is logged.
  */
-export function answeredError(raw: unknown, log: Logger): ProxyError {
+export function answeredError(raw: unknown, log: Logger): ServingError {
   const error =
-    raw instanceof ProxyError
+    raw instanceof ServingError
       ? raw
       : ((raw instanceof Error ? fromFastifyError(raw as FastifyError) : undefined) ??
         new ProxyError('INTERNAL'));
@@ -150,9 +122,6 @@ export function answeredError(raw: unknown, log: Logger): ProxyError {
     log.error({ err: raw }, 'unexpected error while answering a request');
   return error;
 }
-
-/** The type of every JSON error answer. */
-export const ERROR_CONTENT_TYPE = 'application/json; charset=utf-8';
 
 export function installErrorHandler(app: FastifyInstance, log: Logger): void {
   app.setErrorHandler((raw: FastifyError, _request, reply) => {

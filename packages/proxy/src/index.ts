@@ -1,3 +1,4 @@
+import { EnvironmentState } from '@flags/serving';
 import type { FastifyInstance } from 'fastify';
 import { buildApp } from './app.js';
 import { TokenValidator } from './auth/token-validator.js';
@@ -7,7 +8,6 @@ import { loadEnrichers, loadStrategies } from './config/modules.js';
 import type { Logger, ProxyOptions, StorageProvider } from './config/options.js';
 import { configWarnings } from './config/warnings.js';
 import { createLogger } from './logger.js';
-import { ProxyState } from './state.js';
 import { FileBackup } from './sync/backup-file.js';
 import { RedisBackup } from './sync/backup-redis.js';
 import { type Environment, Environments } from './sync/environments.js';
@@ -28,28 +28,20 @@ import { UsageAggregator } from './usage/aggregator.js';
 import { PendingBudget } from './usage/pending-budget.js';
 import { MetricsReporter } from './usage/reporter.js';
 
+// The public surface: the factories, the app builder, configuration, the backup stores users may
+// pass as `storageProvider`, and the types of what `createProxy` returns. Internals stay in src/.
+export type { CompiledState, EnvironmentState } from '@flags/serving';
 export { type AppDeps, buildApp } from './app.js';
-// The building blocks flags-server's frontend API reuses (which, and why: see the module).
-export * from './building-blocks.js';
+export type { TokenValidator } from './auth/token-validator.js';
 export { ConfigError, loadConfig, type ProxyConfig } from './config/load.js';
 export type { ContextEnricher, Logger, ProxyOptions, StorageProvider } from './config/options.js';
 export { options as optionTable, proxySchema } from './config/options.js';
 export { offlineSchema } from './offline/options.js';
-export { CompiledState, ProxyState } from './state.js';
 export { FileBackup } from './sync/backup-file.js';
 export { RedisBackup } from './sync/backup-redis.js';
-export { Environment, Environments } from './sync/environments.js';
-export { FeedSync } from './sync/feed-sync.js';
-export {
-  createUpstreamClient,
-  type UpstreamClient,
-  type UpstreamClientOptions,
-  type UpstreamRequestInit,
-  type UpstreamResponse,
-} from './sync/http-client.js';
-export { Poller } from './sync/poller.js';
-export { UsageAggregator } from './usage/aggregator.js';
-export { MetricsReporter } from './usage/reporter.js';
+export type { Environment, Environments } from './sync/environments.js';
+export type { FeedSync } from './sync/feed-sync.js';
+export type { MetricsReporter } from './usage/reporter.js';
 
 /** A running proxy: the Fastify app plus what it was built from. Closing the app stops syncing. */
 export interface ProxyApp {
@@ -58,7 +50,7 @@ export interface ProxyApp {
   /** Every environment served (the startup tokens', and those client tokens brought in). */
   readonly environments: Environments;
   /** The default environment's state (the first startup token's): plain client keys read it. */
-  readonly state: ProxyState;
+  readonly state: EnvironmentState;
   /** The default environment's first feed's sync (streaming or polling). */
   readonly poller: FeedSync;
   /** Validates Unleash-format tokens upstream; `undefined` when no startup token is one. */
@@ -113,7 +105,7 @@ export async function createProxy(
           })
         : undefined,
     stateFor: (_name, usage) =>
-      new ProxyState({
+      new EnvironmentState({
         compile: {
           strategies,
           maxContextValueLength: config.maxContextValueLength,

@@ -1,3 +1,4 @@
+import type { EnvironmentState } from '@flags/serving';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import {
   Counter,
@@ -7,7 +8,6 @@ import {
   type MetricValueWithName,
   Registry,
 } from 'prom-client';
-import type { ProxyState } from './state.js';
 
 /** Where the poller reports its last successful upstream check (200 or 304), epoch ms. */
 export interface FetchClock {
@@ -127,7 +127,7 @@ export class ProxyMetrics {
   /** The series of each route and method, indexed by status: no label hashing per request. */
   private readonly byRoute = new Map<string, Series[]>();
 
-  constructor(state: ProxyState, clock: FetchClock) {
+  constructor(state: EnvironmentState, clock: FetchClock) {
     const registers = [this.registry];
     new Counter({
       name: 'flags_proxy_up',

@@ -1,8 +1,9 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { compile } from '@flags/engine';
-import { CompiledState, ProxyState, UsageAggregator } from '@flags/proxy';
 import { MAX_METRIC_COUNT, MAX_REPORT_VARIANTS } from '@flags/schemas';
+import { CompiledState, EnvironmentState } from '@flags/serving';
+import { UsageAggregator } from '../src/usage/aggregator.js';
 import { PendingBudget } from '../src/usage/pending-budget.js';
 import { smallPayload } from './fixtures/small.js';
 
@@ -24,7 +25,7 @@ function toggles(aggregator: UsageAggregator) {
   );
 }
 
-/** A new snapshot of `smallPayload` whose evaluations `aggregator` counts, as `ProxyState` makes it. */
+/** A new snapshot of `smallPayload` whose evaluations `aggregator` counts, as `EnvironmentState` makes it. */
 function counted(aggregator: UsageAggregator): CompiledState {
   const snapshot = compile(smallPayload);
   return new CompiledState(snapshot, 0, { usage: aggregator.track(snapshot) });
@@ -87,7 +88,7 @@ describe('usage aggregator', () => {
 
   it('keeps counting every snapshot still served, however long idle, and collects a swapped-out one a last time', () => {
     const aggregator = new UsageAggregator({ appName: 'proxy', environment: undefined });
-    const state = new ProxyState({ usage: aggregator });
+    const state = new EnvironmentState({ usage: aggregator });
     state.update(smallPayload);
     const whole = state.serving();
     // A token's project scope: a second live snapshot of the same payload.

@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { UsageAggregator } from '@flags/proxy';
+import { UsageAggregator } from '../src/usage/aggregator.js';
 import { appBatches, bulkBatches, type Sender } from '../src/usage/batches.js';
 import {
   addReceived,

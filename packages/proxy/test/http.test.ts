@@ -1,8 +1,8 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { frontendResponseSchema } from '@flags/schemas';
+import { ALL_DISABLED_MESSAGE } from '@flags/serving';
 import { Ajv } from 'ajv';
-import { ALL_DISABLED_MESSAGE } from '../src/routes/all.js';
 import { smallPayload } from './fixtures/small.js';
 import {
   type Answer,

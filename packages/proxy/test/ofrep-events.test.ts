@@ -2,8 +2,8 @@ import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { fileURLToPath } from 'node:url';
 import type { ClientFeatures } from '@flags/schemas';
+import type { CompiledState } from '@flags/serving';
 import { EventCredentials, signingSecretOf } from '../src/auth/event-credential.js';
-import type { CompiledState } from '../src/state.js';
 import { type OpenedStream, openEventStream } from './helpers/event-stream-client.js';
 import {
   API_TOKEN,

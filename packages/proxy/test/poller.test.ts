@@ -1,6 +1,9 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { createUpstreamClient, loadConfig, Poller, ProxyState } from '@flags/proxy';
+import { loadConfig } from '@flags/proxy';
+import { EnvironmentState } from '@flags/serving';
+import { createUpstreamClient } from '../src/sync/http-client.js';
+import { Poller } from '../src/sync/poller.js';
 import { smallPayload } from './fixtures/small.js';
 import { FakeUpstream } from './helpers/fake-upstream.js';
 import { RecordingLogger } from './helpers/recording-logger.js';
@@ -10,7 +13,7 @@ function poller(upstreamUrl: string, random: () => number) {
     {},
     { flagsUrl: upstreamUrl, flagsApiToken: 't', clientKeys: ['k'], refreshInterval: 100 },
   );
-  const state = new ProxyState();
+  const state = new EnvironmentState();
   const client = createUpstreamClient(config);
   return {
     poller: new Poller(config, state, new RecordingLogger(), client, { random }),

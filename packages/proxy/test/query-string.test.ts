@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
+import { type ContextDefaults, contextFromQuery } from '@flags/serving';
 import { parse as parseQuery } from 'fast-querystring';
-import { type ContextDefaults, contextFromQuery } from '../src/context/from-request.js';
 import { contextFromQueryString } from '../src/context/query-string.js';
 
 /**

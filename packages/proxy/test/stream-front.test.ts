@@ -2,8 +2,8 @@ import assert from 'node:assert/strict';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { connect, type Socket } from 'node:net';
 import { after, before, describe, it } from 'node:test';
+import { HandedOffResponse } from '@flags/serving';
 import { waitFor } from '../../../test/helpers/wait.js';
-import { HandedOffResponse } from '../src/http/stream-front.js';
 import {
   ALL_CLIENT,
   auth,

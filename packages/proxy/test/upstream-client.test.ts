@@ -1,14 +1,11 @@
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import { after, describe, it } from 'node:test';
-import {
-  createUpstreamClient,
-  loadConfig,
-  Poller,
-  ProxyState,
-  type UpstreamClient,
-} from '@flags/proxy';
+import { loadConfig } from '@flags/proxy';
+import { EnvironmentState } from '@flags/serving';
 import { freePort } from '../../../test/helpers/processes.js';
+import { createUpstreamClient, type UpstreamClient } from '../src/sync/http-client.js';
+import { Poller } from '../src/sync/poller.js';
 import { smallPayload } from './fixtures/small.js';
 import { FakeUpstream } from './helpers/fake-upstream.js';
 import { FaultUpstream, servePayload } from './helpers/fault-upstream.js';
@@ -199,7 +196,7 @@ describe('poll timeout', () => {
     );
     const log = new RecordingLogger();
     const http = createUpstreamClient(config);
-    const poller = new Poller(config, new ProxyState(), log, http);
+    const poller = new Poller(config, new EnvironmentState(), log, http);
     try {
       const started = Date.now();
       assert.equal(await poller.poll(), 'failed');

@@ -2,13 +2,13 @@ import { createRequire } from 'node:module';
 import rateLimit from '@fastify/rate-limit';
 import {
   ConnectionCap,
+  EnvironmentState,
   fastifyTrustProxy,
   installConnectionCap,
   namedProxies,
-  ProxyState,
   requestTimeoutOptions,
   trustEverySenderWarning,
-} from '@flags/proxy';
+} from '@flags/serving';
 import Fastify, {
   type FastifyBaseLogger,
   type FastifyInstance,
@@ -224,7 +224,7 @@ export async function buildApp(config: ServerConfig, deps: AppDeps): Promise<Fas
   const frontendStates = new FrontendStates(
     clientFeatures,
     (environment) =>
-      new ProxyState({
+      new EnvironmentState({
         compile: {
           onWarning: (warning) =>
             app.log.warn(

@@ -1,5 +1,4 @@
-import { ProxyError } from '@flags/proxy';
-import type { ErrorBody } from '@flags/schemas';
+import { type ErrorEntry, errorBody, ServingError } from '@flags/serving';
 import type { FastifyError, FastifyInstance } from 'fastify';
 import { isDatabaseUnreachable } from './db/availability.js';
 
@@ -95,33 +94,20 @@ export const errorCatalogue = {
     name: 'ServiceUnavailableError',
     message: 'The server is shutting down: send the request to another instance, or retry.',
   },
-} as const satisfies Record<string, { status: number; name: string; message: string }>;
+} as const satisfies Record<string, ErrorEntry>;
 
 export type ErrorCode = keyof typeof errorCatalogue;
 
-export class ApiError extends Error {
-  readonly status: number;
-  readonly details: readonly string[];
-  constructor(
-    readonly code: ErrorCode,
-    message?: string,
-    details?: readonly string[],
-  ) {
+/** An error of flags-server's catalogue: the shared error type with this server's codes. */
+export class ApiError extends ServingError {
+  declare readonly code: ErrorCode;
+  constructor(code: ErrorCode, message?: string, details?: readonly string[]) {
     const entry = errorCatalogue[code];
-    super(message ?? entry.message);
-    this.name = entry.name;
-    this.status = entry.status;
-    this.details = details ?? [this.message];
+    super(code, message === undefined ? entry : { ...entry, message }, details);
   }
 }
 
-export function errorBody(error: ApiError): ErrorBody {
-  return {
-    name: error.name,
-    message: error.message,
-    details: error.details.map((message) => ({ message })),
-  };
-}
+export { errorBody };
 
 /** Maps Fastify's own errors (validation, body parsing, limits) into the catalogue. */
 function fromFastifyError(error: FastifyError): ApiError | undefined {
@@ -170,8 +156,8 @@ function fromFastifyError(error: FastifyError): ApiError | undefined {
   return undefined;
 }
 
-/** The catalogue entry of each 4xx the frontend API's routes (flags-proxy's) throw, by status. */
-const FROM_PROXY_STATUS: Readonly<Record<number, ErrorCode>> = {
+/** The catalogue entry of each 4xx the frontend API's routes (the serving library's) throw, by status. */
+const FROM_SERVING_STATUS: Readonly<Record<number, ErrorCode>> = {
   400: 'BAD_DATA',
   404: 'NOT_FOUND',
   413: 'BODY_TOO_LARGE',
@@ -179,11 +165,11 @@ const FROM_PROXY_STATUS: Readonly<Record<number, ErrorCode>> = {
 };
 
 /**
- * A flags-proxy error as this server's (same status, name, message and details as flags-proxy
+ * A serving-library error as this server's (same status, name, message and details as flags-proxy
  * answers for the same request; the names of these entries are the same in both catalogues).
  */
-function fromProxyError(error: ProxyError): ApiError {
-  const code = error.code === 'INVALID_JSON' ? 'INVALID_JSON' : FROM_PROXY_STATUS[error.status];
+function fromServingError(error: ServingError): ApiError {
+  const code = error.code === 'INVALID_JSON' ? 'INVALID_JSON' : FROM_SERVING_STATUS[error.status];
   return code === undefined
     ? new ApiError('INTERNAL')
     : new ApiError(code, error.message, error.details);
@@ -203,8 +189,8 @@ export function registerErrorHandling(app: FastifyInstance): void {
     const apiError =
       error instanceof ApiError
         ? error
-        : error instanceof ProxyError
-          ? fromProxyError(error)
+        : error instanceof ServingError
+          ? fromServingError(error)
           : (fromFastifyError(error) ?? new ApiError('INTERNAL'));
     if (apiError.status >= 500 && !LOGGED_ONCE_ELSEWHERE.has(apiError.code)) {
       request.log.error({ err: error }, 'request failed');

@@ -1,7 +1,10 @@
 import type { IncomingHttpHeaders } from 'node:http';
+import type { AuthorizeHook, CompiledState } from '@flags/serving';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { ERROR_CONTENT_TYPE, type ErrorCode, errorBody, ProxyError } from '../errors.js';
-import type { CompiledState } from '../state.js';
+
+export type { AuthorizeHook };
+
 import type { Environment, Environments } from '../sync/environments.js';
 import { KeyTable } from './client-keys.js';
 import { replyUnauthorized } from './require-key.js';
@@ -18,8 +21,6 @@ declare module 'fastify' {
   interface FastifyRequest {
     /** Who is asking: set by the route's `authorize` hook before the handler runs. */
     access: Access;
-    /** The snapshot this request is answered from (the caller's environment and projects). */
-    served: CompiledState;
   }
 }
 
@@ -59,16 +60,6 @@ export type RefusalStyle = 'legacy' | 'edge';
 
 /** Reads the presented key of a request (a header, or one of several for OFREP). */
 export type KeyReader = (request: { readonly headers: IncomingHttpHeaders }) => string | undefined;
-
-/**
- * An `onRequest` hook that admits a request (sets `request.served`, calls `done()`) or answers it;
- * `done(error)` hands an error to the app's error handler instead.
- */
-export type AuthorizeHook = (
-  request: FastifyRequest,
-  reply: FastifyReply,
-  done: (error?: Error) => void,
-) => void;
 
 export interface AuthorizerOptions {
   readonly environments: Environments;

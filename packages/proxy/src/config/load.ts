@@ -1,20 +1,11 @@
 import { hostname } from 'node:os';
-import { ConfigError, type Environment, type Loaded } from '@flags/config';
-import { type corsOptions, type ProxyOptions, proxyConfig, type proxySchema } from './options.js';
+import { ConfigError, type Environment, type Loaded, trustsForwardedAddress } from '@flags/config';
+import { resolveCors } from '@flags/serving';
+import { type ProxyOptions, proxyConfig, type proxySchema } from './options.js';
 
 export { ConfigError };
 
 type Options = Loaded<typeof proxySchema>;
-
-/**
- * Whether `trustProxy` lets a forwarded address be the request address: then the request address
- * is the caller's, and a `remoteAddress` the caller sends is not needed (nor trusted) by default.
- */
-export function trustsForwardedAddress(trustProxy: boolean | number | readonly string[]): boolean {
-  if (typeof trustProxy === 'boolean') return trustProxy;
-  if (typeof trustProxy === 'number') return trustProxy > 0;
-  return trustProxy.length > 0;
-}
 
 function defaultInstanceId(): string {
   return `flags-proxy-${hostname()}-${process.pid}`;
@@ -32,23 +23,6 @@ function upstreamBase(raw: string | URL): URL {
   const base = new URL(raw);
   if (!base.pathname.endsWith('/')) base.pathname += '/';
   return base;
-}
-
-/** The CORS options as the CORS hook uses them: origins as a set, lists as header values. */
-export function resolveCors(cors: Loaded<typeof corsOptions>) {
-  return {
-    origin: cors.origin.includes('*')
-      ? ('*' as const)
-      : (new Set(cors.origin) as ReadonlySet<string>),
-    methods: cors.methods.join(', '),
-    /** `undefined`: reflect the preflight's `Access-Control-Request-Headers`. */
-    allowedHeaders: cors.allowedHeaders?.join(', '),
-    exposedHeaders: cors.exposedHeaders.join(', '),
-    credentials: cors.credentials,
-    maxAge: cors.maxAge,
-    preflightContinue: cors.preflightContinue,
-    optionsSuccessStatus: cors.optionsSuccessStatus,
-  };
 }
 
 /**
@@ -157,7 +131,6 @@ function urlOrNone(value: string | URL | undefined): URL | undefined {
 
 /** The validated, frozen configuration the app runs with. */
 export type ProxyConfig = ReturnType<typeof resolve>;
-export type ResolvedCors = ProxyConfig['cors'];
 export type CorsOptions = NonNullable<ProxyOptions['cors']>;
 export type TrustProxy = ProxyConfig['trustProxy'];
 export type TagFilter = ProxyConfig['tags'][number];

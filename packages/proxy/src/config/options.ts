@@ -11,7 +11,10 @@ import {
   Type,
 } from '@flags/config';
 import { type CustomStrategy, DEFAULT_MAX_CONTEXT_VALUE_LENGTH } from '@flags/engine';
-import type { ClientFeatures, Context } from '@flags/schemas';
+import type { ClientFeatures } from '@flags/schemas';
+import { type ContextEnricher, corsOptions, type Logger } from '@flags/serving';
+
+export type { ContextEnricher, Logger };
 
 /**
  * Every flags-proxy option, once: in-code name (the nesting is the in-code nesting), environment
@@ -34,23 +37,10 @@ export const UPSTREAM_SYNC_MODES = ['auto', 'polling'] as const;
 export const LOG_LEVELS = ['debug', 'info', 'warn', 'error', 'fatal'] as const;
 export type LogLevel = (typeof LOG_LEVELS)[number];
 
-/** Receives the evaluation context and returns the one to evaluate (in order, after parsing). */
-export type ContextEnricher = (context: Context) => Context | Promise<Context>;
-
 /** Backup storage for the last good upstream payload. */
 export interface StorageProvider {
   get(key: string): Promise<ClientFeatures | undefined>;
   set(key: string, value: ClientFeatures): Promise<void>;
-}
-
-/** The minimal logger interface flags-proxy writes to (pino's). */
-export interface Logger {
-  debug(obj: unknown, msg?: string): void;
-  info(obj: unknown, msg?: string): void;
-  warn(obj: unknown, msg?: string): void;
-  error(obj: unknown, msg?: string): void;
-  fatal(obj: unknown, msg?: string): void;
-  isLevelEnabled?(level: string): boolean;
 }
 
 /** A URL, in code also a `URL` object. */
@@ -175,52 +165,6 @@ function trustProxyFromEnv(raw: string): boolean | number | string[] {
   if (/^\d+$/.test(word)) return Number(word);
   return word === 'false' || word === '' ? false : splitList(raw);
 }
-
-/**
- * The CORS options (`cors.*`): the proxy's, and those of flags-server's frontend API, which answers
- * browsers the same way.
- */
-export const corsOptions = group({
-  allowedHeaders: option(list(), {
-    env: ['CORS_ALLOWED_HEADERS'],
-    doc: 'Allowed request headers; unset reflects `Access-Control-Request-Headers`.',
-  }),
-  credentials: option(Type.Boolean(), {
-    env: ['CORS_CREDENTIALS'],
-    default: false,
-    doc: 'Sends `Access-Control-Allow-Credentials: true`.',
-  }),
-  exposedHeaders: option(list(), {
-    env: ['CORS_EXPOSED_HEADERS'],
-    default: ['ETag'],
-    doc: 'Response headers exposed to browsers.',
-  }),
-  maxAge: option(Type.Integer({ minimum: 0 }), {
-    env: ['CORS_MAX_AGE'],
-    default: 172800,
-    doc: 'Seconds browsers may cache a preflight result.',
-  }),
-  methods: option(list(), {
-    env: ['CORS_METHODS'],
-    default: ['GET', 'POST'],
-    doc: 'Allowed methods.',
-  }),
-  optionsSuccessStatus: option(Type.Integer({ minimum: 200, maximum: 299 }), {
-    env: ['CORS_OPTIONS_SUCCESS_STATUS'],
-    default: 204,
-    doc: 'Status of a passing preflight.',
-  }),
-  origin: option(list(), {
-    env: ['CORS_ORIGIN'],
-    default: ['*'],
-    doc: '`*` or comma-separated allowed origins (matching origins are echoed).',
-  }),
-  preflightContinue: option(Type.Boolean(), {
-    env: ['CORS_PREFLIGHT_CONTINUE'],
-    default: false,
-    doc: 'Leaves `OPTIONS` requests to the routes instead of answering preflights.',
-  }),
-});
 
 export const proxySchema = Type.Object(
   {

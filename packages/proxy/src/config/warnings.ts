@@ -1,4 +1,4 @@
-import { trustEverySenderWarning } from '../http/trusted-proxies.js';
+import { trustEverySenderWarning } from '@flags/serving';
 import type { ProxyConfig } from './load.js';
 
 /** Secrets shorter than this are reported at start (Unleash-format tokens are longer). */

@@ -1,6 +1,6 @@
 import type { Context } from '@flags/schemas';
+import { type ContextDefaults, QueryFields } from '@flags/serving';
 import decodeComponent from 'fast-decode-uri-component';
-import { type ContextDefaults, QueryFields } from './from-request.js';
 
 const AMPERSAND = 0x26;
 const EQUALS = 0x3d;

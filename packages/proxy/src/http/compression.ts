@@ -1,5 +1,5 @@
+import type {} from '@flags/serving';
 import type { FastifyInstance, FastifyReply, FastifyRequest, onSendHookHandler } from 'fastify';
-import type {} from './serialize.js';
 
 /** Answers smaller than this are sent as they are (Unleash Proxy's threshold). */
 const THRESHOLD_BYTES = 1024;

@@ -1,6 +1,6 @@
 import { createHash } from 'node:crypto';
 import type { Context } from '@flags/schemas';
-import type { CompiledState } from '../state.js';
+import type { CompiledState } from '@flags/serving';
 
 /**
  * ETags of answers that are a function of the flags and the whole evaluation context (OFREP bulk).

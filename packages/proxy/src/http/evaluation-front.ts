@@ -1,27 +1,31 @@
 import type { IncomingHttpHeaders, IncomingMessage, Server, ServerResponse } from 'node:http';
+import { trustsForwardedAddress } from '@flags/config';
 import type { Context } from '@flags/schemas';
-import type { Authorizer, KeyReader } from '../auth/access.js';
-import { type ProxyConfig, trustsForwardedAddress } from '../config/load.js';
-import type { Logger } from '../config/options.js';
-import type { Enrichers } from '../context/enrichers.js';
-import type { ContextDefaults } from '../context/from-request.js';
-import { contextFromBody } from '../context/from-request.js';
-import { contextFromQueryString } from '../context/query-string.js';
-import { answeredError, ERROR_CONTENT_TYPE, errorBody } from '../errors.js';
-import type { ProxyMetrics } from '../prometheus.js';
+import type {
+  AnswerWriter,
+  CompiledState,
+  ContextDefaults,
+  Enrichers,
+  Rendered,
+} from '@flags/serving';
 import {
+  contextFromBody,
   type EvaluationFlavour,
+  fixedCorsHeaders,
+  ifNoneMatchHits,
+  nonBlank,
   readEvaluationBody,
   renderBody,
   requestKey,
-} from '../routes/frontend.js';
-import type { CompiledState } from '../state.js';
+} from '@flags/serving';
+import type { Authorizer, KeyReader } from '../auth/access.js';
+import type { ProxyConfig } from '../config/load.js';
+import type { Logger } from '../config/options.js';
+import { contextFromQueryString } from '../context/query-string.js';
+import { answeredError, ERROR_CONTENT_TYPE, errorBody } from '../errors.js';
+import type { ProxyMetrics } from '../prometheus.js';
 import type { AddressFilter } from './address-filter.js';
-import { ifNoneMatchHits } from './conditional.js';
-import { fixedCorsHeaders } from './cors.js';
 import { NOSNIFF } from './hooks.js';
-import { nonBlank } from './json-body.js';
-import type { AnswerWriter, Rendered } from './serialize.js';
 
 declare module 'fastify' {
   interface FastifyInstance {

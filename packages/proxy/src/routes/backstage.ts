@@ -1,7 +1,7 @@
+import { OPERATIONAL_TAG } from '@flags/serving';
 import type { FastifyInstance } from 'fastify';
 import type { TokenValidator } from '../auth/token-validator.js';
 import { anonymizeToken } from '../auth/unleash-token.js';
-import { OPERATIONAL_TAG } from '../http/route-docs.js';
 import type { Environments } from '../sync/environments.js';
 
 export interface BackstageRouteOptions {

@@ -1,7 +1,7 @@
+import { errorResponses, eventIdOf, SERVER_SIDE_TAG } from '@flags/serving';
 import type { FastifyInstance } from 'fastify';
 import type { AuthorizeHook as Authenticate } from '../auth/access.js';
-import { errorResponses, SERVER_SIDE_TAG } from '../http/route-docs.js';
-import { type ChangeLogs, eventIdOf } from '../streaming/change-log.js';
+import type { ChangeLogs } from '../streaming/change-log.js';
 
 export interface ClientDeltaRouteOptions {
   /** `/api/client/delta`. */

@@ -1,11 +1,10 @@
 import { createHash } from 'node:crypto';
 import { clientFeaturesSchema } from '@flags/schemas';
+import type { CompiledState } from '@flags/serving';
+import { errorResponses, notModified, SERVER_SIDE_TAG } from '@flags/serving';
 import type { FastifyInstance } from 'fastify';
 import type { AuthorizeHook as Authenticate } from '../auth/access.js';
 import { ProxyError } from '../errors.js';
-import { notModified } from '../http/conditional.js';
-import { errorResponses, SERVER_SIDE_TAG } from '../http/route-docs.js';
-import type { CompiledState } from '../state.js';
 
 export interface ClientFeaturesRouteOptions {
   /** `/proxy/client/features` or `/api/client/features`. */

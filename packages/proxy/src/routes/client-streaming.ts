@@ -1,15 +1,18 @@
 import { errorSchema } from '@flags/schemas';
-import type { FastifyInstance } from 'fastify';
-import type { Access, AuthorizeHook as Authenticate } from '../auth/access.js';
-import { ProxyError } from '../errors.js';
 import {
   type EventStream,
   type EventStreamHub,
+  errorResponses,
   eventFrame,
+  eventIdOf,
+  SERVER_SIDE_TAG,
   type StreamRefusal,
-} from '../http/event-stream.js';
-import { errorResponses, SERVER_SIDE_TAG, textResponse } from '../http/route-docs.js';
-import { type ChangeLog, type ChangeLogs, eventIdOf, type Scope } from '../streaming/change-log.js';
+  textResponse,
+} from '@flags/serving';
+import type { FastifyInstance } from 'fastify';
+import type { Access, AuthorizeHook as Authenticate } from '../auth/access.js';
+import { ProxyError } from '../errors.js';
+import type { ChangeLog, ChangeLogs, Scope } from '../streaming/change-log.js';
 
 export interface ClientStreamingRouteOptions {
   /** `/api/client/streaming`. */

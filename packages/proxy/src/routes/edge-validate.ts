@@ -5,9 +5,9 @@ import {
   edgeValidateRequestSchema,
   MAX_VALIDATE_BODY_BYTES,
 } from '@flags/schemas';
+import { errorResponses, SERVER_SIDE_TAG } from '@flags/serving';
 import type { FastifyInstance } from 'fastify';
 import type { TokenValidator } from '../auth/token-validator.js';
-import { errorResponses, SERVER_SIDE_TAG } from '../http/route-docs.js';
 
 export interface EdgeValidateRouteOptions {
   readonly validator: TokenValidator;

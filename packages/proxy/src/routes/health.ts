@@ -1,6 +1,6 @@
 import { createHash } from 'node:crypto';
+import { errorResponses, OPERATIONAL_TAG, textResponse } from '@flags/serving';
 import type { FastifyInstance } from 'fastify';
-import { errorResponses, OPERATIONAL_TAG, textResponse } from '../http/route-docs.js';
 
 const BODY = 'ok';
 const ETAG = `W/"${BODY.length.toString(16)}-${createHash('sha1').update(BODY).digest('base64').slice(0, 27)}"`;

@@ -1,9 +1,9 @@
 import type { JsonSchemaToTsProvider } from '@fastify/type-provider-json-schema-to-ts';
 import { instantMs, usageReportSchema } from '@flags/schemas';
+import { errorResponses, SERVER_SIDE_TAG, textResponse } from '@flags/serving';
 import type { FastifyInstance } from 'fastify';
 import type { AuthorizeHook as Authenticate } from '../auth/access.js';
 import { ProxyError } from '../errors.js';
-import { errorResponses, SERVER_SIDE_TAG, textResponse } from '../http/route-docs.js';
 
 export interface MetricsRouteOptions {
   /** The paths of one family: `/proxy/client/metrics` (and `/all`), `/api/frontend/client/metrics`, … */

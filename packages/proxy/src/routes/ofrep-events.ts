@@ -1,17 +1,18 @@
 import { errorSchema, ofrepStreamEventSchema } from '@flags/schemas';
+import {
+  type CompiledState,
+  type EventStream,
+  EventStreamHub,
+  errorResponses,
+  eventFrame,
+  OFREP_TAG,
+  type StreamRefusal,
+} from '@flags/serving';
 import type { FastifyInstance } from 'fastify';
 import type { Access } from '../auth/access.js';
 import type { EventCredentials } from '../auth/event-credential.js';
 import { ProxyError } from '../errors.js';
 import type { StateRevisions } from '../http/context-etag.js';
-import {
-  type EventStream,
-  EventStreamHub,
-  eventFrame,
-  type StreamRefusal,
-} from '../http/event-stream.js';
-import { errorResponses, OFREP_TAG } from '../http/route-docs.js';
-import type { CompiledState } from '../state.js';
 import type { Environment, Environments } from '../sync/environments.js';
 
 /** The path of the event streams, under `proxyBasePath`. */
@@ -89,7 +90,7 @@ export class OfrepEvents {
   readonly hub: EventStreamHub<Listener>;
   /** `eventStreams` JSON made for each snapshot, by key. */
   private readonly issued = new WeakMap<CompiledState, Map<string, IssuedStreams>>();
-  /** Environments whose state this instance listens to (`ProxyState.onUpdate` has no removal). */
+  /** Environments whose state this instance listens to (`EnvironmentState.onUpdate` has no removal). */
   private readonly watched = new WeakSet<Environment>();
 
   constructor(private readonly options: OfrepEventsOptions) {

@@ -11,20 +11,26 @@ import {
   ofrepFlagParamsSchema,
   ofrepRequestSchema,
 } from '@flags/schemas';
+import type { CompiledState, Enrichers } from '@flags/serving';
+import {
+  type ContextDefaults,
+  contextFromBody,
+  errorResponses,
+  ListTag,
+  notModified,
+  OFREP_TAG,
+  type ResultTag,
+  resultTag,
+} from '@flags/serving';
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { AuthorizeHook as Authenticate, KeyReader } from '../auth/access.js';
-import type { Enrichers } from '../context/enrichers.js';
-import { type ContextDefaults, contextFromBody } from '../context/from-request.js';
 import { ProxyError } from '../errors.js';
-import { ListTag, notModified, type ResultTag, resultTag } from '../http/conditional.js';
 import {
   contextEtag,
   contextTagBase,
   contextTagHit,
   type StateRevisions,
 } from '../http/context-etag.js';
-import { errorResponses, OFREP_TAG } from '../http/route-docs.js';
-import type { CompiledState } from '../state.js';
 import type { OfrepEvents } from './ofrep-events.js';
 
 /**

@@ -1,5 +1,5 @@
+import { errorResponses, OPERATIONAL_TAG, textResponse } from '@flags/serving';
 import type { FastifyInstance } from 'fastify';
-import { errorResponses, OPERATIONAL_TAG, textResponse } from '../http/route-docs.js';
 import type { ProxyMetrics } from '../prometheus.js';
 
 export interface PrometheusRouteOptions {

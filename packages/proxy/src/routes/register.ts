@@ -1,10 +1,10 @@
 import type { JsonSchemaToTsProvider } from '@fastify/type-provider-json-schema-to-ts';
 import { type ClientRegister, clientRegisterSchema } from '@flags/schemas';
+import { errorResponses, SERVER_SIDE_TAG, textResponse } from '@flags/serving';
 import type { FastifyInstance } from 'fastify';
 import type { AuthorizeHook as Authenticate } from '../auth/access.js';
 import type { ProxyConfig } from '../config/load.js';
 import type { Logger } from '../config/options.js';
-import { errorResponses, SERVER_SIDE_TAG, textResponse } from '../http/route-docs.js';
 import type { UpstreamClient } from '../sync/http-client.js';
 import { upstreamHeaders } from '../sync/upstream.js';
 

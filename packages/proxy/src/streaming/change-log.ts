@@ -1,6 +1,6 @@
 import type { DeltaEvent } from '@flags/engine';
 import type { ClientFeature, ClientFeatures, Segment } from '@flags/schemas';
-import type { ProxyState } from '../state.js';
+import type { EnvironmentState } from '@flags/serving';
 
 /** One change of an environment's payload, with the project that decides who may see it. */
 interface Entry {
@@ -22,7 +22,7 @@ interface Hydration {
   readonly json: string;
 }
 
-/** Project sets a log keeps scopes for at most (tokens rarely differ in more; see `ProxyState`). */
+/** Project sets a log keeps scopes for at most (tokens rarely differ in more; see `EnvironmentState`). */
 const MAX_SCOPES = 64;
 
 /**
@@ -108,7 +108,7 @@ export class ChangeLog {
     let scope = this.scopes.get(key);
     if (scope === undefined) {
       scope = new Scope(this, key, all ? undefined : new Set(projects));
-      // Bounded as `ProxyState.forProjects` is: a scope dropped here is made again if asked for.
+      // Bounded as `EnvironmentState.forProjects` is: a scope dropped here is made again if asked for.
       if (this.scopes.size >= MAX_SCOPES) {
         const oldest = this.scopes.keys().next().value as string;
         this.scopes.delete(oldest);
@@ -228,7 +228,7 @@ function changed<T>(known: Known<T>, now: Known<T>): boolean {
  * then on. Kept by the app, so two apps in one process share nothing.
  */
 export class ChangeLogs {
-  private readonly logs = new WeakMap<ProxyState, ChangeLog>();
+  private readonly logs = new WeakMap<EnvironmentState, ChangeLog>();
   private readonly listeners: ChangeListener[] = [];
 
   constructor(
@@ -236,7 +236,7 @@ export class ChangeLogs {
   ) {}
 
   /** The log of `state`, which must hold a snapshot (requests get here after readiness). */
-  of(state: ProxyState): ChangeLog {
+  of(state: EnvironmentState): ChangeLog {
     let log = this.logs.get(state);
     if (log === undefined) {
       const current = state.serving();
@@ -258,19 +258,4 @@ export class ChangeLogs {
   onChange(listener: ChangeListener): void {
     this.listeners.push(listener);
   }
-}
-
-/**
- * An event id a client sent back (`If-None-Match` of `/api/client/delta`, `Last-Event-ID` of a
- * stream): a decimal number, quotes and a weak prefix trimmed; anything else is `undefined`.
- */
-export function eventIdOf(header: string | string[] | undefined): number | undefined {
-  if (typeof header !== 'string') return undefined;
-  const text = header
-    .trim()
-    .replace(/^W\//, '')
-    .replace(/^"(.*)"$/, '$1');
-  if (!/^\d{1,16}$/.test(text)) return undefined;
-  const id = Number(text);
-  return Number.isSafeInteger(id) ? id : undefined;
 }

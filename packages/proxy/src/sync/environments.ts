@@ -1,6 +1,6 @@
 import type { ClientFeatures } from '@flags/schemas';
+import type { EnvironmentState } from '@flags/serving';
 import { allProjects } from '../auth/unleash-token.js';
-import type { ProxyState } from '../state.js';
 import type { UsageAggregator } from '../usage/aggregator.js';
 import type { FeedSync } from './feed-sync.js';
 import type { PayloadTarget } from './poller.js';
@@ -66,7 +66,7 @@ export class Environment {
 
   constructor(
     readonly name: string,
-    readonly state: ProxyState,
+    readonly state: EnvironmentState,
     private readonly pollerFor: PollerFactory,
     /** Synced because a startup token names it (readiness waits for it). */
     readonly startup: boolean,
@@ -226,7 +226,7 @@ export interface EnvironmentsOptions {
    */
   readonly usageFor?: (environment: string, token: string) => UsageAggregator | undefined;
   /** A new, empty state for an environment, counting into `usage`. */
-  readonly stateFor: (environment: string, usage: UsageAggregator | undefined) => ProxyState;
+  readonly stateFor: (environment: string, usage: UsageAggregator | undefined) => EnvironmentState;
   readonly pollerFor: PollerFactory;
   /** Runs for every environment added after the start (dynamic), e.g. to load its backup. */
   readonly onAdded?: (environment: Environment) => void;

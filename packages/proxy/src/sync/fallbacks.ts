@@ -1,9 +1,9 @@
 import type { ClientFeatures } from '@flags/schemas';
+import type { EnvironmentState } from '@flags/serving';
 import type { TokenRecord, TokenValidator } from '../auth/token-validator.js';
 import { parseUnleashToken } from '../auth/unleash-token.js';
 import type { ProxyConfig } from '../config/load.js';
 import type { Logger, StorageProvider } from '../config/options.js';
-import type { ProxyState } from '../state.js';
 import type { UpstreamClient } from './http-client.js';
 import { upstreamHeaders } from './upstream.js';
 import { payloadProblem } from './validate.js';
@@ -87,7 +87,7 @@ function isTokenRecord(value: unknown): value is TokenRecord {
 
 /** Saves every new snapshot's payload; a failing provider is logged, never fatal. */
 export function saveSnapshots(
-  state: ProxyState,
+  state: EnvironmentState,
   provider: StorageProvider,
   key: string,
   log: Logger,
@@ -107,7 +107,7 @@ export function saveSnapshots(
  * bridge the time until the first sync. Returns whether it was applied.
  */
 function applyIfNotReady(
-  state: ProxyState,
+  state: EnvironmentState,
   payload: unknown,
   source: string,
   log: Logger,
@@ -129,7 +129,7 @@ function applyIfNotReady(
 
 /** Serves the payload saved under `key` until the first upstream sync; whether it was applied. */
 export async function loadBackup(
-  state: ProxyState,
+  state: EnvironmentState,
   provider: StorageProvider,
   key: string,
   log: Logger,
@@ -151,7 +151,7 @@ export async function loadBackup(
 /** Fetches `expBootstrap.url` (with its Authorization header) and serves it until the first sync. */
 export async function loadBootstrap(
   config: ProxyConfig,
-  state: ProxyState,
+  state: EnvironmentState,
   upstream: UpstreamClient,
   log: Logger,
 ): Promise<boolean> {

@@ -17,7 +17,7 @@ export interface PollerOptions {
   readonly environment?: string;
 }
 
-/** Where a poller puts what it fetched: an environment's state (`ProxyState`), or one of its feeds. */
+/** Where a poller puts what it fetched: an environment's state (`EnvironmentState`), or one of its feeds. */
 export interface PayloadTarget {
   /** Holds a payload already (from this poller, a backup or a bootstrap). */
   readonly ready: boolean;

@@ -6,6 +6,7 @@ import {
   MAX_REPORT_VARIANTS,
   type UsageReport,
 } from '@flags/schemas';
+import type { EvaluationCounter } from '@flags/serving';
 import { ImpactMetrics } from './impact.js';
 import { type DroppedKind, ENTRY_BYTES, PendingBudget, stringBytes } from './pending-budget.js';
 
@@ -56,26 +57,6 @@ export interface AggregatorOptions {
    */
   readonly budget?: PendingBudget;
   readonly now?: () => number;
-}
-
-/**
- * Counts the results of one snapshot (see `UsageAggregator.track`); its `CompiledState` counts into
- * it while it evaluates.
- */
-export interface EvaluationCounter {
-  /** Set by whoever counts; cleared when the counts are collected. */
-  dirty: boolean;
-  /** Counts one result of the flag at position `index` (the caller sets `dirty`, once per walk). */
-  count(index: number, result: Evaluation): void;
-  /** Counts the result of the flag named `name`, or a name the snapshot does not know; marks dirty. */
-  countNamed(name: string, result: Evaluation | undefined): void;
-  /** Counts every result of an answer sent again (by flag position), in O(1) now; marks dirty. */
-  countAgain(results: readonly Evaluation[]): void;
-  /**
-   * The snapshot is no longer served (its state swapped it out): its counts are collected once
-   * more, and it is forgotten once a collection finds it idle.
-   */
-  release(): void;
 }
 
 /**

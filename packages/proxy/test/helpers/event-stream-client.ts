@@ -25,8 +25,7 @@ export async function openEventStream(
   from?: string,
 ): Promise<OpenedStream> {
   const controller = new AbortController();
-  const dispatcher =
-    from === undefined ? undefined : new Agent({ localAddress: from });
+  const dispatcher = from === undefined ? undefined : new Agent({ localAddress: from });
   const response = await request(url, {
     method: 'GET',
     headers: { accept: 'text/event-stream', ...headers },

@@ -1,5 +1,5 @@
 import { configSchema, type InCode, type OptionRow, option, splitList, Type } from '@flags/config';
-import { corsOptions } from '@flags/proxy';
+import { corsOptions } from '@flags/serving';
 
 /**
  * Every flags-server option, once: name, environment variables, the JSON Schema of its value

@@ -5,7 +5,7 @@ import {
   eventFrame,
   eventIdOf,
   type StreamRefusal,
-} from '@flags/proxy';
+} from '@flags/serving';
 import type { FastifyBaseLogger, FastifyInstance, FastifyRequest } from 'fastify';
 import { isDatabaseUnreachable } from '../../db/availability.js';
 import type { Database } from '../../db/database.js';

@@ -1,5 +1,5 @@
 import type { JsonSchemaToTsProvider } from '@fastify/type-provider-json-schema-to-ts';
-import { ifNoneMatchHits } from '@flags/proxy';
+import { ifNoneMatchHits } from '@flags/serving';
 import type { FastifyInstance } from 'fastify';
 import { ApiError } from '../../errors.js';
 import type { ApiToken } from '../api-tokens/token-store.js';

@@ -1,4 +1,4 @@
-import type { CompiledState, ProxyState } from '@flags/proxy';
+import type { CompiledState, EnvironmentState } from '@flags/serving';
 import type {
   ClientFeaturesCache,
   ServedConfiguration,
@@ -7,7 +7,7 @@ import type { FeatureQuery } from '../client-api/client-features-store.js';
 
 /** One environment's compiled state and the configuration it was compiled from. */
 interface Fed {
-  readonly state: ProxyState;
+  readonly state: EnvironmentState;
   /** The revision and ETag of the configuration last compiled (or found unchanged). */
   revision: number;
   etag: string | undefined;
@@ -28,7 +28,7 @@ export function everyProject(environment: string): FeatureQuery {
 }
 
 /**
- * The frontend API's compiled snapshots: one `ProxyState` per environment (flags-proxy's, so both
+ * The frontend API's compiled snapshots: one `EnvironmentState` per environment (flags-proxy's, so both
  * services evaluate and serialize alike), fed from the client API's cache. A request's
  * configuration is looked up in that cache as a client API request's is; the state compiles it
  * only when its ETag differs from the one compiled last, i.e. once per change of the environment's
@@ -40,7 +40,7 @@ export class FrontendStates {
   constructor(
     private readonly cache: ClientFeaturesCache,
     /** A new, empty state for an environment (its compile options, answer cache and logging). */
-    private readonly stateFor: (environment: string) => ProxyState,
+    private readonly stateFor: (environment: string) => EnvironmentState,
   ) {}
 
   /** The snapshot that answers a token of `environment` and `projects` (`['*']`: all). */

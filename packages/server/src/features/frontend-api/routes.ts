@@ -7,7 +7,7 @@ import {
   frontendRoutes,
   installCors,
   keyedAnswerHeaders,
-} from '@flags/proxy';
+} from '@flags/serving';
 import type { FastifyInstance } from 'fastify';
 import type { TokenGuard } from '../../auth/token-guard.js';
 import type { ServerConfig } from '../../config/options.js';

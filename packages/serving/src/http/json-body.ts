@@ -1,6 +1,6 @@
 import type { FastifyInstance } from 'fastify';
 import parseSecureJson from 'secure-json-parse';
-import { ProxyError } from '../errors.js';
+import { type ServingError, servingError } from '../errors.js';
 
 function isJsonType(contentType: string): boolean {
   const type = contentType.split(';', 1)[0]?.trim().toLowerCase() ?? '';
@@ -18,7 +18,7 @@ export function parseJson(text: string): unknown {
   try {
     return parseSecureJson(text, undefined, PARSE_OPTIONS);
   } catch (error) {
-    throw new ProxyError('INVALID_JSON', [error instanceof Error ? error.message : String(error)]);
+    throw servingError('INVALID_JSON', [error instanceof Error ? error.message : String(error)]);
   }
 }
 
@@ -38,7 +38,7 @@ export function readJsonBodies(app: FastifyInstance, as: 'value' | 'text'): void
   app.removeAllContentTypeParsers();
   app.addContentTypeParser('*', { parseAs: 'string' }, function parseBody(request, body, done) {
     if (!isJsonType(request.headers['content-type'] ?? '')) {
-      done(new ProxyError('UNSUPPORTED_MEDIA_TYPE'), undefined);
+      done(servingError('UNSUPPORTED_MEDIA_TYPE'), undefined);
       return;
     }
     const text = nonBlank(body as string);
@@ -48,7 +48,7 @@ export function readJsonBodies(app: FastifyInstance, as: 'value' | 'text'): void
       try {
         done(null, parseJson(text));
       } catch (error) {
-        done(error as ProxyError, undefined);
+        done(error as ServingError, undefined);
       }
     }
   });

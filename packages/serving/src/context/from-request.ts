@@ -1,5 +1,5 @@
 import type { Context } from '@flags/schemas';
-import { ProxyError } from '../errors.js';
+import { type ServingError, servingError } from '../errors.js';
 
 /** Top-level context fields of a body; any other top-level field is a property. */
 const KNOWN = new Set([
@@ -32,7 +32,7 @@ function scalar(value: unknown, field: string): string | undefined {
   if (typeof value === 'string') return value === '' ? undefined : value;
   if (typeof value === 'number' || typeof value === 'boolean') return String(value);
   if (value === null || value === undefined) return undefined;
-  throw new ProxyError('BAD_CONTEXT', [`context field "${field}" must be a string`]);
+  throw servingError('BAD_CONTEXT', [`context field "${field}" must be a string`]);
 }
 
 function parseTime(value: string | undefined): Date | undefined {
@@ -107,8 +107,8 @@ function knownBit(key: string): number {
   }
 }
 
-function repeated(key: string): ProxyError {
-  return new ProxyError('BAD_CONTEXT', [`query parameter "${key}" must be given once`]);
+function repeated(key: string): ServingError {
+  return servingError('BAD_CONTEXT', [`query parameter "${key}" must be given once`]);
 }
 
 /**
@@ -133,7 +133,7 @@ export class QueryFields {
       return;
     }
     if (key === 'properties') {
-      throw new ProxyError('BAD_CONTEXT', ['"properties" must be given as properties[name]=value']);
+      throw servingError('BAD_CONTEXT', ['"properties" must be given as properties[name]=value']);
     }
     const value = raw === '' ? undefined : raw;
     const bit = knownBit(key);
@@ -202,7 +202,7 @@ export function contextFromBody(input: unknown, ip: string, defaults: ContextDef
   if (input === undefined || input === null)
     return finish(context, undefined, undefined, undefined, ip, defaults);
   if (typeof input !== 'object' || Array.isArray(input)) {
-    throw new ProxyError('BAD_CONTEXT', ['"context" must be an object']);
+    throw servingError('BAD_CONTEXT', ['"context" must be an object']);
   }
   let properties: Properties | undefined;
   let rest: Properties | undefined;
@@ -213,7 +213,7 @@ export function contextFromBody(input: unknown, ip: string, defaults: ContextDef
     if (key === 'properties') {
       if (raw === undefined || raw === null) continue;
       if (typeof raw !== 'object' || Array.isArray(raw)) {
-        throw new ProxyError('BAD_CONTEXT', ['"context.properties" must be an object of strings']);
+        throw servingError('BAD_CONTEXT', ['"context.properties" must be an object of strings']);
       }
       properties ??= newProperties();
       for (const name of Object.keys(raw)) {

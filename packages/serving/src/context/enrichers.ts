@@ -1,6 +1,9 @@
 import type { Context } from '@flags/schemas';
-import type { ContextEnricher, Logger } from '../config/options.js';
-import { ProxyError } from '../errors.js';
+import { servingError } from '../errors.js';
+import type { Logger } from '../logger.js';
+
+/** Receives the evaluation context and returns the one to evaluate (in order, after parsing). */
+export type ContextEnricher = (context: Context) => Context | Promise<Context>;
 
 /** Applies the configured enrichers in order; returns the context unchanged (and synchronously) without any. */
 export class Enrichers {
@@ -32,7 +35,7 @@ export class Enrichers {
             'custom context enricher failed',
           );
         }
-        throw new ProxyError('ENRICHER_FAILED', [`enricher #${i + 1} failed`]);
+        throw servingError('ENRICHER_FAILED', [`enricher #${i + 1} failed`]);
       }
     }
     return current;

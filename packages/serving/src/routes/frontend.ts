@@ -5,13 +5,14 @@ import {
   frontendResponseSchema,
 } from '@flags/schemas';
 import type { FastifyInstance, FastifyReply, FastifyRequest, RouteGenericInterface } from 'fastify';
-import type { AuthorizeHook } from '../auth/access.js';
+import type { AuthorizeHook } from '../authorize.js';
 import type { Enrichers } from '../context/enrichers.js';
 import type { ContextDefaults } from '../context/from-request.js';
 import { contextFromBody, contextFromQuery } from '../context/from-request.js';
-import { ProxyError } from '../errors.js';
+import { servingError } from '../errors.js';
 import { ListTag } from '../http/conditional.js';
 import { parseJson, readJsonBodies } from '../http/json-body.js';
+import type {} from '../http/route-config.js';
 import { errorResponses, FRONTEND_TAG } from '../http/route-docs.js';
 import {
   type AnswerWriter,
@@ -115,20 +116,20 @@ export function readEvaluationBody(text: string, bareContext: boolean): Evaluati
   const body = text === '' ? undefined : parseJson(text);
   if (body === undefined || body === null) return { context: undefined, toggles: undefined };
   if (typeof body !== 'object' || Array.isArray(body)) {
-    throw new ProxyError('BAD_BODY', ['the body must be an object { context, toggles? }']);
+    throw servingError('BAD_BODY', ['the body must be an object { context, toggles? }']);
   }
   if (bareContext && !('context' in body) && !('toggles' in body))
     return { context: body, toggles: undefined };
   const { context, toggles } = body as { context?: unknown; toggles?: unknown };
   if (toggles === undefined || toggles === null) return { context, toggles: undefined };
   if (!Array.isArray(toggles))
-    throw new ProxyError('BAD_BODY', ['"toggles" must be a list of toggle names']);
+    throw servingError('BAD_BODY', ['"toggles" must be a list of toggle names']);
   const names = new Array<string>(toggles.length);
   for (let i = 0; i < toggles.length; i++) {
     const name: unknown = toggles[i];
     if (typeof name === 'string') names[i] = name;
     else if (typeof name === 'number') names[i] = String(name);
-    else throw new ProxyError('BAD_BODY', [`"toggles[${i}]" must be a toggle name`]);
+    else throw servingError('BAD_BODY', [`"toggles[${i}]" must be a toggle name`]);
   }
   return { context, toggles: names.length === 0 ? undefined : names };
 }
@@ -275,7 +276,7 @@ function evaluateOne(options: EvaluationRouteOptions, source: 'query' | 'body') 
           );
     const render = (ctx: Context): Rendered => {
       const result = compiled.evaluate(request.params.name, ctx);
-      if (result === undefined || !result.enabled) throw new ProxyError('FEATURE_NOT_FOUND');
+      if (result === undefined || !result.enabled) throw servingError('FEATURE_NOT_FOUND');
       const fragment = compiled.fragment(result);
       const tag = new ListTag();
       tag.add(fragment);

@@ -1,5 +1,5 @@
-import type { ResolvedCors } from '../config/load.js';
 import { echoesOrigin } from './cors.js';
+import type { ResolvedCors } from './cors-options.js';
 
 /**
  * Cache headers of the answers a key unlocks, built once per app. Evaluation answers keep

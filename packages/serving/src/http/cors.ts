@@ -1,6 +1,6 @@
 import fastifyCors, { type FastifyCorsOptions } from '@fastify/cors';
 import type { FastifyInstance } from 'fastify';
-import type { ResolvedCors } from '../config/load.js';
+import type { ResolvedCors } from './cors-options.js';
 
 /** Whether answers echo the request's `Origin` (an origin list), which then selects them (`Vary`). */
 export function echoesOrigin(cors: ResolvedCors): boolean {

@@ -9,12 +9,31 @@ import {
 import type { ClientFeatures, Context } from '@flags/schemas';
 import { type Answer, AnswerCache } from './answers.js';
 import { type ResultTag, resultTag } from './http/conditional.js';
-import type { EvaluationCounter } from './usage/aggregator.js';
 
 /** One result's serialized JSON, as text and as UTF-8, and the tag that stands for it in ETags. */
 export interface Fragment extends ResultTag {
   readonly json: string;
   readonly bytes: Buffer;
+}
+
+/**
+ * Counts the results of one snapshot (flags-proxy's `UsageAggregator.track` makes one per
+ * snapshot); its `CompiledState` counts into it while it evaluates.
+ */
+export interface EvaluationCounter {
+  /** Set by whoever counts; cleared when the counts are collected. */
+  dirty: boolean;
+  /** Counts one result of the flag at position `index` (the caller sets `dirty`, once per walk). */
+  count(index: number, result: Evaluation): void;
+  /** Counts the result of the flag named `name`, or a name the snapshot does not know; marks dirty. */
+  countNamed(name: string, result: Evaluation | undefined): void;
+  /** Counts every result of an answer sent again (by flag position), in O(1) now; marks dirty. */
+  countAgain(results: readonly Evaluation[]): void;
+  /**
+   * The snapshot is no longer served (its state swapped it out): its counts are collected once
+   * more, and it is forgotten once a collection finds it idle.
+   */
+  release(): void;
 }
 
 /** Where usage counting starts for each new snapshot (`UsageAggregator`). */
@@ -201,7 +220,7 @@ const MAX_SCOPES = 64;
 
 export type StateListener = (state: CompiledState) => void;
 
-export interface ProxyStateOptions {
+export interface EnvironmentStateOptions {
   readonly compile?: CompileOptions;
   /**
    * Memory for the answers each snapshot keeps by context (0: none). Only for contexts that are
@@ -213,12 +232,13 @@ export interface ProxyStateOptions {
 }
 
 /**
- * The proxy's current compiled snapshot. The sync loop (and the backup and bootstrap before the
- * first sync) is its only writer, and swaps in a whole new snapshot; request handlers only read
+ * One environment's current compiled snapshot. Its feed (flags-proxy's sync loop, with the backup
+ * and bootstrap before the first sync; flags-server's store) is its only writer, and swaps in a
+ * whole new snapshot; request handlers only read
  * `current`, so a request sees one snapshot from start to end. Not ready until the first payload
  * arrives.
  */
-export class ProxyState {
+export class EnvironmentState {
   private compiled: CompiledState | undefined;
   /** `forProjects` answers for the current payload, by project set. */
   private readonly scopes = new Map<string, CompiledState>();
@@ -226,7 +246,7 @@ export class ProxyState {
   lastUpdateMs = 0;
   private readonly listeners: StateListener[] = [];
 
-  constructor(private readonly options: ProxyStateOptions = {}) {}
+  constructor(private readonly options: EnvironmentStateOptions = {}) {}
 
   get ready(): boolean {
     return this.compiled !== undefined;

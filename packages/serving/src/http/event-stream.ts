@@ -294,3 +294,18 @@ function release(count: Map<string, number>, share: string): void {
   if (left > 0) count.set(share, left);
   else count.delete(share);
 }
+
+/**
+ * An event id a client sent back (`If-None-Match` of `/api/client/delta`, `Last-Event-ID` of a
+ * stream): a decimal number, quotes and a weak prefix trimmed; anything else is `undefined`.
+ */
+export function eventIdOf(header: string | string[] | undefined): number | undefined {
+  if (typeof header !== 'string') return undefined;
+  const text = header
+    .trim()
+    .replace(/^W\//, '')
+    .replace(/^"(.*)"$/, '$1');
+  if (!/^\d{1,16}$/.test(text)) return undefined;
+  const id = Number(text);
+  return Number.isSafeInteger(id) ? id : undefined;
+}
