@@ -142,6 +142,7 @@ export async function buildApp(config: ServerConfig, deps: AppDeps): Promise<Fas
     config.metricsBufferMaxReports,
     app.log,
     new DefinedVariantsLookup(clientFeatures),
+    config.metricsBufferMaxBytes,
   );
   healthRoutes(app, availability, usage);
 

@@ -64,6 +64,7 @@ function resolve(options: Options, overrides: ServerOptions) {
     databaseConnectTimeoutMs: options.databaseConnectTimeoutMs,
     /** Usage reports held in memory while the database is unreachable. */
     metricsBufferMaxReports: options.metricsBufferMaxReports,
+    metricsBufferMaxBytes: options.metricsBufferMaxBytes,
     /** `/api/client/streaming` connections per process at most (429 beyond). */
     streamingMaxConnections: options.streamingMaxConnections,
     /** Of one client address, and of one token (429 beyond; 0: no own cap). */

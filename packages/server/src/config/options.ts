@@ -218,6 +218,12 @@ export const serverSchema = Type.Object({
     fromEnv: number,
     doc: 'Usage reports (`/api/client/metrics`, `/bulk`) held in memory while the database is unreachable and written when it returns; beyond this many the answer is 503 and SDKs keep their counts.',
   }),
+  metricsBufferMaxBytes: option(Type.Integer({ minimum: 0 }), {
+    env: ['METRICS_BUFFER_MAX_BYTES'],
+    default: 64 * 1024 * 1024,
+    fromEnv: number,
+    doc: 'Memory the usage reports held while the database is unreachable may take, bytes (estimated from their names and entries); beyond it the answer is 503, as beyond `metricsBufferMaxReports`.',
+  }),
   streamingMaxConnections: option(Type.Integer({ minimum: 0 }), {
     env: ['STREAMING_MAX_CONNECTIONS'],
     default: 10000,

@@ -14,6 +14,29 @@ export interface UsageReport {
   readonly clientIp: string;
 }
 
+/** What one held entry (a count, a variant, an instance, a strategy name) costs beyond its text. */
+const ENTRY_BYTES = 64;
+
+/**
+ * An estimate of the memory a held report takes: its strings at two bytes a character plus a
+ * fixed cost per entry. Reports come from public frontend tokens too, so the buffer is bounded by
+ * this and not only by the number of reports (one report may carry 10,000 counts).
+ */
+export function heldBytes(report: UsageReport): number {
+  let bytes = ENTRY_BYTES + 2 * (report.environment.length + report.clientIp.length);
+  for (const count of report.counts) {
+    bytes += ENTRY_BYTES + 2 * (count.featureName.length + count.appName.length);
+    for (const name in count.variants ?? {}) bytes += ENTRY_BYTES + 2 * name.length;
+  }
+  for (const instance of report.instances) {
+    bytes += ENTRY_BYTES + 2 * (instance.appName.length + instance.instanceId.length);
+    bytes += 2 * ((instance.connectionId ?? '').length + (instance.sdkVersion ?? '').length);
+    bytes += 2 * (instance.started ?? '').length;
+    for (const name of instance.strategies ?? []) bytes += ENTRY_BYTES + 2 * name.length;
+  }
+  return bytes;
+}
+
 async function writeReport(
   db: Database,
   variants: DefinedVariantsLookup,
@@ -28,12 +51,14 @@ async function writeReport(
 }
 
 /**
- * Writes usage reports, or holds them while the database is unreachable (at most `maxReports`,
- * in arrival order) and writes them when it returns, so no SDK's counts are lost (issue 18).
- * Beyond the bound the answer is 503: SDKs keep their counts and send them again.
+ * Writes usage reports, or holds them while the database is unreachable (at most `maxReports`
+ * taking at most `maxBytes`, in arrival order) and writes them when it returns, so no SDK's counts
+ * are lost (issue 18). Beyond either bound the answer is 503: SDKs keep their counts and send them
+ * again.
  */
 export class UsageBuffer {
-  private pending: UsageReport[] = [];
+  private pending: { readonly report: UsageReport; readonly bytes: number }[] = [];
+  private pendingBytes = 0;
   private flushing: Promise<void> | undefined;
 
   constructor(
@@ -43,6 +68,8 @@ export class UsageBuffer {
     private readonly log: FastifyBaseLogger,
     /** The variant names each flag defines: the only ones whose counts are stored. */
     private readonly variants: DefinedVariantsLookup,
+    /** Estimated memory the held reports may take (`heldBytes`). */
+    private readonly maxBytes = Number.POSITIVE_INFINITY,
   ) {
     availability.onRecovered(() => void this.flush());
   }
@@ -50,6 +77,11 @@ export class UsageBuffer {
   /** Reports held, not yet written. */
   get size(): number {
     return this.pending.length;
+  }
+
+  /** Estimated memory of the reports held. */
+  get bytes(): number {
+    return this.pendingBytes;
   }
 
   async record(report: UsageReport): Promise<void> {
@@ -61,13 +93,15 @@ export class UsageBuffer {
         if (!isDatabaseUnreachable(error)) throw error;
       }
     }
-    if (this.pending.length >= this.maxReports) {
+    const bytes = heldBytes(report);
+    if (this.pending.length >= this.maxReports || this.pendingBytes + bytes > this.maxBytes) {
       throw new ApiError(
         'DATABASE_UNAVAILABLE',
         'The database is unreachable and the usage reports held for it fill their buffer: keep the counts and send them again later.',
       );
     }
-    this.pending.push(report);
+    this.pending.push({ report, bytes });
+    this.pendingBytes += bytes;
     // It may have come back while this report failed: its recovery listener has already run.
     if (this.availability.state === 'reachable') void this.flush();
   }
@@ -78,7 +112,7 @@ export class UsageBuffer {
       let written = 0;
       try {
         while (this.pending.length > 0) {
-          const report = this.pending[0]!;
+          const { report, bytes } = this.pending[0]!;
           try {
             await writeReport(this.db, this.variants, report);
             written++;
@@ -88,6 +122,7 @@ export class UsageBuffer {
             this.log.error({ err: error }, 'a held usage report could not be written; dropped');
           }
           this.pending.shift();
+          this.pendingBytes -= bytes;
         }
       } finally {
         if (written > 0) {
