@@ -3,6 +3,7 @@ import {
   AnswerWriter,
   API_FLAVOUR,
   allRoutes,
+  answerClientError,
   ConnectionCap,
   Enrichers,
   EventStreamHub,
@@ -85,6 +86,7 @@ export async function buildApp(config: ProxyConfig, deps: AppDeps): Promise<Fast
     bodyLimit: config.maxBodyBytes,
     // Time to receive a request (a body trickled byte by byte); answers and streams are unbounded.
     ...requestTimeoutOptions(config.requestTimeoutMs),
+    clientErrorHandler: answerClientError,
     // SDKs do send `//` and trailing slashes; Edge collapses both.
     routerOptions: { ignoreTrailingSlash: true, ignoreDuplicateSlashes: true },
     return503OnClosing: false,

@@ -1,6 +1,7 @@
 import { createRequire } from 'node:module';
 import rateLimit from '@fastify/rate-limit';
 import {
+  answerClientError,
   ConnectionCap,
   EnvironmentState,
   fastifyTrustProxy,
@@ -101,6 +102,7 @@ export async function buildApp(config: ServerConfig, deps: AppDeps): Promise<Fas
     trustProxy: fastifyTrustProxy(config.trustProxy),
     // Time to receive a request (a body trickled byte by byte); answers and streams are unbounded.
     ...requestTimeoutOptions(config.requestTimeoutMs),
+    clientErrorHandler: answerClientError,
     // A log line per request costs more than serving a cached body; kept for debug and trace.
     logController: new LogController({
       disableRequestLogging: config.logLevel !== 'debug' && config.logLevel !== 'trace',

@@ -1,4 +1,4 @@
-import { type ErrorEntry, errorBody, ServingError } from '@flags/serving';
+import { clientErrors, type ErrorEntry, errorBody, ServingError } from '@flags/serving';
 import type { FastifyError, FastifyInstance } from 'fastify';
 import { isDatabaseUnreachable } from './db/availability.js';
 
@@ -94,6 +94,7 @@ export const errorCatalogue = {
     name: 'ServiceUnavailableError',
     message: 'The server is shutting down: send the request to another instance, or retry.',
   },
+  ...clientErrors,
 } as const satisfies Record<string, ErrorEntry>;
 
 export type ErrorCode = keyof typeof errorCatalogue;

@@ -8,6 +8,28 @@ export interface ErrorEntry {
 }
 
 /**
+ * What a connection gets when Node's HTTP parser gives up on it before a request exists
+ * (`answerClientError`), in both services' catalogues.
+ */
+export const clientErrors = {
+  MALFORMED_REQUEST: {
+    status: 400,
+    name: 'BadRequestError',
+    message: 'The request is not valid HTTP.',
+  },
+  REQUEST_TIMEOUT: {
+    status: 408,
+    name: 'RequestTimeoutError',
+    message: 'The request did not arrive whole in time (`requestTimeoutMs`).',
+  },
+  HEADERS_TOO_LARGE: {
+    status: 431,
+    name: 'HeadersTooLargeError',
+    message: 'The request headers are larger than accepted.',
+  },
+} as const satisfies Record<string, ErrorEntry>;
+
+/**
  * The errors the serving library's own routes and readers throw. Each service's catalogue holds
  * these entries under the same codes beside its own (flags-proxy spreads them into its own).
  */
@@ -34,6 +56,7 @@ export const servingErrors = {
     name: 'ContextEnricherError',
     message: 'A custom context enricher of this proxy failed.',
   },
+  ...clientErrors,
 } as const satisfies Record<string, ErrorEntry>;
 
 export type ServingErrorCode = keyof typeof servingErrors;

@@ -18,8 +18,8 @@ export {
   contextFromQuery,
   QueryFields,
 } from './context/from-request.js';
-// The shared error type and the library's own catalogue entries.
 export {
+  clientErrors,
   ERROR_CONTENT_TYPE,
   type ErrorEntry,
   errorBody,
@@ -33,6 +33,8 @@ export {
 export { addressShare } from './http/address-share.js';
 // Answer headers, conditional requests and the tag scheme, CORS.
 export { type KeyedAnswerHeaders, keyedAnswerHeaders } from './http/cache-headers.js';
+// The shared error type and the library's own catalogue entries.
+export { answerClientError } from './http/client-errors.js';
 export {
   ifNoneMatchHits,
   ListTag,
