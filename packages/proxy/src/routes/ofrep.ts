@@ -21,10 +21,10 @@ import {
   OFREP_TAG,
   type ResultTag,
   resultTag,
+  ServingError,
 } from '@flags/serving';
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { AuthorizeHook as Authenticate, KeyReader } from '../auth/access.js';
-import { ProxyError } from '../errors.js';
 import {
   contextEtag,
   contextTagBase,
@@ -139,7 +139,7 @@ function contextOf(body: unknown, ip: string, defaults: ContextDefaults): Contex
   try {
     return contextFromBody(input, ip, defaults);
   } catch (error) {
-    if (error instanceof ProxyError) {
+    if (error instanceof ServingError) {
       throw new OfrepError(400, 'INVALID_CONTEXT', error.details.join('; '));
     }
     throw error;
@@ -200,7 +200,7 @@ function ofrepErrorHandler(error: FastifyError, request: FastifyRequest, reply: 
     status = error.status;
     errorCode = error.errorCode;
     details = error.errorDetails;
-  } else if (error instanceof ProxyError) {
+  } else if (error instanceof ServingError) {
     status = error.status;
     errorCode = status < 500 ? 'PARSE_ERROR' : 'GENERAL';
     details = error.details.join('; ');
