@@ -2,16 +2,13 @@ import assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';
 import { after, before, describe, it } from 'node:test';
 import { isDeepStrictEqual } from 'node:util';
-import { createProxy, type ProxyApp } from '@flags/proxy';
-import { buildApp, type Database, loadConfig, openDatabase } from '@flags/server';
-import type { FastifyInstance } from 'fastify';
-import { adminRequest } from '../../scripts/demo/seed.js';
 import {
   frontendQuery,
   type GeneratedContext,
   generateContexts,
   generateFlagSet,
 } from '../helpers/differential.js';
+import { type FlagSetStack, startFlagSetStack } from '../helpers/flag-set-stack.js';
 import {
   startUnleashServer,
   UNLEASH_ENVIRONMENTS,
@@ -133,11 +130,7 @@ describe(
   () => {
     let unleash: UnleashServer;
     const unleashTokens = new Map<UnleashEnvironment, string>();
-    let db: Database;
-    let server: FastifyInstance;
-    let serverUrl: string;
-    let proxy: ProxyApp;
-    let proxyUrl: string;
+    let stack: FlagSetStack;
 
     before(async () => {
       unleash = await startUnleashServer();
@@ -150,46 +143,17 @@ describe(
         );
       }
 
-      db = await openDatabase({ databaseUrl: undefined, dataDir: undefined });
-      const config = loadConfig(
-        {},
-        {
-          adminTokens: [ADMIN],
-          clientTokens: Object.values(CLIENT_TOKENS),
-          frontendTokens: Object.values(FRONTEND_TOKENS),
-          logLevel: 'silent',
-          dataDir: undefined,
-        },
-      );
-      server = await buildApp(config, { db, logger: false });
-      serverUrl = await server.listen({ port: 0, host: '127.0.0.1' });
-      for (const segment of flagSet.segments) {
-        await adminRequest(serverUrl, ADMIN, 'POST', '/api/admin/segments', segment);
-      }
-      for (const environment of UNLEASH_ENVIRONMENTS) {
-        await adminRequest(serverUrl, ADMIN, 'POST', '/api/admin/features-batch/import', {
-          project: 'default',
-          environment,
-          data: flagSet.documents[environment],
-        });
-      }
-
-      proxy = await createProxy({
-        flagsUrl: `${serverUrl}/api`,
-        flagsApiToken: Object.values(CLIENT_TOKENS),
-        metricsInterval: 0,
-        logLevel: 'fatal',
+      stack = await startFlagSetStack({
+        flagSet,
+        environments: UNLEASH_ENVIRONMENTS,
+        adminToken: ADMIN,
+        clientTokens: Object.values(CLIENT_TOKENS),
+        frontendTokens: Object.values(FRONTEND_TOKENS),
       });
-      proxyUrl = await proxy.app.listen({ port: 0, host: '127.0.0.1' });
-      await Promise.all(
-        UNLEASH_ENVIRONMENTS.map((environment) => proxy.environments.get(environment)?.ready),
-      );
     });
 
     after(async () => {
-      await proxy?.app.close();
-      await server?.close();
-      await db?.close();
+      await stack?.close();
       await unleash?.stop();
     });
 
@@ -204,8 +168,8 @@ describe(
         for (const context of contexts) {
           const [reference, ours, proxied] = await Promise.all([
             frontend(unleash.url, unleashTokens.get(environment)!, context),
-            frontend(serverUrl, FRONTEND_TOKENS[environment], context),
-            frontend(proxyUrl, FRONTEND_TOKENS[environment], context),
+            frontend(stack.serverUrl, FRONTEND_TOKENS[environment], context),
+            frontend(stack.proxyUrl, FRONTEND_TOKENS[environment], context),
           ]);
           mismatches.push(
             ...differences(environment, context, ours.toggles, reference.toggles, unlisted),

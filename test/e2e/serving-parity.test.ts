@@ -1,11 +1,8 @@
 import assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';
 import { after, before, describe, it } from 'node:test';
-import { createProxy, type ProxyApp } from '@flags/proxy';
-import { buildApp, type Database, loadConfig, openDatabase } from '@flags/server';
-import type { FastifyInstance } from 'fastify';
-import { adminRequest } from '../../scripts/demo/seed.js';
 import { frontendQuery, generateContexts, generateFlagSet } from '../helpers/differential.js';
+import { type FlagSetStack, startFlagSetStack } from '../helpers/flag-set-stack.js';
 
 const SEED = 3636;
 const FLAGS = 80;
@@ -25,52 +22,20 @@ const FRONTEND_TOKENS = ENVIRONMENTS.map((environment) => `*:${environment}.${se
  * and the same ETag, GET and POST, in every environment.
  */
 describe('flags-proxy and flags-server serve /api/frontend from one library', () => {
-  let db: Database;
-  let server: FastifyInstance;
-  let serverUrl: string;
-  let proxy: ProxyApp;
-  let proxyUrl: string;
+  let stack: FlagSetStack;
 
   before(async () => {
-    db = await openDatabase({ databaseUrl: undefined, dataDir: undefined });
-    const config = loadConfig(
-      {},
-      {
-        adminTokens: [ADMIN],
-        clientTokens: CLIENT_TOKENS,
-        frontendTokens: FRONTEND_TOKENS,
-        logLevel: 'silent',
-        dataDir: undefined,
-      },
-    );
-    server = await buildApp(config, { db, logger: false });
-    serverUrl = await server.listen({ port: 0, host: '127.0.0.1' });
-    for (const segment of flagSet.segments) {
-      await adminRequest(serverUrl, ADMIN, 'POST', '/api/admin/segments', segment);
-    }
-    for (const environment of ENVIRONMENTS) {
-      await adminRequest(serverUrl, ADMIN, 'POST', '/api/admin/features-batch/import', {
-        project: 'default',
-        environment,
-        data: flagSet.documents[environment],
-      });
-    }
-    proxy = await createProxy({
-      flagsUrl: `${serverUrl}/api`,
-      flagsApiToken: CLIENT_TOKENS,
-      metricsInterval: 0,
-      logLevel: 'fatal',
+    stack = await startFlagSetStack({
+      flagSet,
+      environments: ENVIRONMENTS,
+      adminToken: ADMIN,
+      clientTokens: CLIENT_TOKENS,
+      frontendTokens: FRONTEND_TOKENS,
     });
-    proxyUrl = await proxy.app.listen({ port: 0, host: '127.0.0.1' });
-    await Promise.all(
-      ENVIRONMENTS.map((environment) => proxy.environments.get(environment)?.ready),
-    );
   });
 
   after(async () => {
-    await proxy?.app.close();
-    await server?.close();
-    await db?.close();
+    await stack?.close();
   });
 
   it(`answers ${CONTEXTS} contexts × ${ENVIRONMENTS.length} environments with equal bodies and ETags`, async () => {
@@ -81,7 +46,7 @@ describe('flags-proxy and flags-server serve /api/frontend from one library', ()
       for (const context of contexts) {
         const query = frontendQuery(context);
         const answers = await Promise.all(
-          [serverUrl, proxyUrl].flatMap((base) => [
+          [stack.serverUrl, stack.proxyUrl].flatMap((base) => [
             fetch(`${base}/api/frontend?${query}`, { headers: { authorization: token } }),
             fetch(`${base}/api/frontend`, {
               method: 'POST',

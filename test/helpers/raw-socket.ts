@@ -1,3 +1,4 @@
+import assert from 'node:assert/strict';
 import { connect, type Socket } from 'node:net';
 import { waitFor } from './wait.js';
 
@@ -70,4 +71,22 @@ export async function trickle(
     await new Promise((resolve) => setTimeout(resolve, everyMs));
   }
   return connection.closed();
+}
+
+/**
+ * Asserts that a trickled request was cut: its connection closed within `limitMs`, after a 408
+ * in the JSON error shape every other error of both services has.
+ */
+export async function assertCutAfterTimeout(
+  connection: RawConnection,
+  body: string,
+  limitMs: number,
+): Promise<void> {
+  const closed = await trickle(connection, body, 50, limitMs);
+  assert.ok(closed, `the trickled request still holds its connection after ${limitMs} ms`);
+  const received = connection.received();
+  assert.match(received, /^HTTP\/1\.1 408 /);
+  const answer = JSON.parse(received.slice(received.indexOf('\r\n\r\n') + 4));
+  assert.equal(answer.name, 'RequestTimeoutError');
+  assert.deepEqual(answer.details, [{ message: answer.message }]);
 }
