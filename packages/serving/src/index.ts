@@ -4,10 +4,11 @@
  * `AuthorizeHook`); this library turns them into the same answers, tags and streams.
  */
 
-// Evaluation state per environment, and what is derived from each snapshot.
+// Exports sorted by module (Biome keeps them so): the state per environment (`state.ts`,
+// `answers.ts`), context readers (`context/`), the errors (`errors.ts`, `http/client-errors.ts`),
+// the HTTP pieces both servers are built with (`http/`) and the frontend routes (`routes/`).
 export type { Answer } from './answers.js';
 export type { AuthorizeHook } from './authorize.js';
-// Evaluation contexts from requests, and the enrichers that rewrite them.
 export {
   type ContextEnricher,
   Enrichers,
@@ -28,12 +29,8 @@ export {
   servingError,
   servingErrors,
 } from './errors.js';
-// What both services' HTTP servers are built with: who counts as one client, how long a request
-// may take to arrive, how many connections one address may hold, which senders are trusted.
 export { addressShare } from './http/address-share.js';
-// Answer headers, conditional requests and the tag scheme, CORS.
 export { type KeyedAnswerHeaders, keyedAnswerHeaders } from './http/cache-headers.js';
-// The shared error type and the library's own catalogue entries.
 export { answerClientError } from './http/client-errors.js';
 export {
   ifNoneMatchHits,
@@ -49,7 +46,6 @@ export {
 } from './http/connection-cap.js';
 export { fixedCorsHeaders, installCors } from './http/cors.js';
 export { corsOptions, type ResolvedCors, resolveCors } from './http/cors-options.js';
-// Server-Sent Events: frames, streams and the hub that fans changes out to them.
 export {
   type EventFrame,
   EventStream,
@@ -62,7 +58,6 @@ export {
 } from './http/event-stream.js';
 export { nonBlank, parseJson, readJsonBodies } from './http/json-body.js';
 export { requestTimeoutOptions } from './http/request-timeout.js';
-// Writing answers.
 export type { RouteDocs } from './http/route-config.js';
 export {
   errorResponses,
@@ -82,7 +77,6 @@ export {
   trustEverySenderWarning,
 } from './http/trusted-proxies.js';
 export type { Logger } from './logger.js';
-// The frontend API's evaluation routes (`/proxy`, `/api/frontend`, `/api/proxy`, their `/all`).
 export { ALL_DISABLED_MESSAGE, type AllRouteOptions, allRoutes } from './routes/all.js';
 export {
   API_FLAVOUR,

@@ -234,9 +234,8 @@ export interface EnvironmentStateOptions {
 /**
  * One environment's current compiled snapshot. Its feed (flags-proxy's sync loop, with the backup
  * and bootstrap before the first sync; flags-server's store) is its only writer, and swaps in a
- * whole new snapshot; request handlers only read
- * `current`, so a request sees one snapshot from start to end. Not ready until the first payload
- * arrives.
+ * whole new snapshot; request handlers only read `current`, so a request sees one snapshot from
+ * start to end. Not ready until the first payload arrives.
  */
 export class EnvironmentState {
   private compiled: CompiledState | undefined;
