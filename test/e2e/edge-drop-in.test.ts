@@ -255,6 +255,8 @@ async function startEdgeStyleProxy(
     FEATURES_REFRESH_INTERVAL_SECONDS: '1',
     METRICS_INTERVAL_SECONDS: '1',
     TOKEN_REVALIDATION_INTERVAL_SECONDS: '1',
+    // An upstream without streaming is said at info level (no fault: polling is how it syncs).
+    LOG_LEVEL: 'info',
   });
   const url = `http://127.0.0.1:${port}`;
   try {

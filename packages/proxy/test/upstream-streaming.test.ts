@@ -123,8 +123,16 @@ describe('flags-proxy syncs by streaming from its upstream', () => {
     assert.equal(run.upstream.featureRequests().length, 0, 'resumed by streaming, no poll');
   });
 
-  for (const status of [404, 501]) {
-    it(`falls back to polling for good on ${status}, logged once`, async () => {
+  /** Warnings about the upstream's stream (the short test secrets are warned about too). */
+  const warnings = (log: RecordingLogger) =>
+    log.lines.filter(
+      (line) => line.level === 'warn' && /^upstream (stream|does not stream)/.test(line.message),
+    );
+
+  // 404/405/501 say the upstream has no stream; another error status on a feed that has never
+  // streamed is a chained relay without streaming (an open-source Unleash Edge answers 500).
+  for (const status of [404, 501, 500, 503]) {
+    it(`polls when the first stream request gets ${status}, says so once at info level, and asks again only rarely`, async () => {
       const run = await start((upstream) => {
         upstream.streamStatus = status;
       });
@@ -133,13 +141,40 @@ describe('flags-proxy syncs by streaming from its upstream', () => {
       run.upstream.setPayload({ ...smallPayload, features: [onFlag('polled-in').feature] });
       await waitFor(async () => (await enabled(run)).join() === 'polled-in');
       await waitFor(() => run.upstream.featureRequests().length >= 5);
-      assert.equal(run.upstream.streamRequests().length, 1, 'streaming is not tried again');
+      assert.equal(run.upstream.streamRequests().length, 1, 'streaming is not asked for again yet');
       const lines = fallbackLines(run.log);
       assert.equal(lines.length, 1, run.log.text());
-      assert.match(lines[0]?.message ?? '', new RegExp(`answered ${status}`));
+      assert.equal(lines[0]?.level, 'info');
+      assert.match(
+        lines[0]?.message ?? '',
+        new RegExp(`answered ${status}.*asking again every 6 s`),
+      );
+      assert.deepEqual(warnings(run.log), [], run.log.text());
       assert.deepEqual(await syncModes(run), ['polling']);
     });
   }
+
+  it('streams once a rare second request finds a stream, without a warning', async () => {
+    const run = await start((upstream) => {
+      upstream.streamStatus = 500;
+    });
+    await run.proxy.poller.ready;
+    await waitFor(() => fallbackLines(run.log).length === 1);
+    run.upstream.streamStatus = undefined;
+    // Asked again after 120 refresh intervals: 6 s here.
+    await waitFor(() => run.upstream.openStreams === 1, 15_000);
+    run.upstream.change(onFlag('streamed-in'));
+    await waitFor(async () => (await enabled(run)).includes('streamed-in'));
+    assert.equal(run.upstream.streamRequests().length, 2);
+    assert.ok(
+      run.log.lines.some(
+        (line) => line.level === 'info' && /upstream streams now/.test(line.message),
+      ),
+      run.log.text(),
+    );
+    assert.deepEqual(warnings(run.log), [], run.log.text());
+    assert.deepEqual(await syncModes(run), ['streaming']);
+  });
 
   it('goes back to polling on fetch-mode: polling', async () => {
     const run = await start();
@@ -152,13 +187,13 @@ describe('flags-proxy syncs by streaming from its upstream', () => {
     assert.ok(run.log.lines.some((line) => /fetch-mode: polling/.test(line.message)));
   });
 
-  it('polls while the stream keeps failing, then streams again (and stops polling)', async () => {
-    const run = await start((upstream) => {
-      upstream.streamStatus = 500;
-    });
+  it('polls while a stream that worked keeps failing, then streams again (and stops polling)', async () => {
+    const run = await start();
     await run.proxy.poller.ready;
+    run.upstream.streamStatus = 500;
+    run.upstream.dropStreams();
     await waitFor(() => run.upstream.featureRequests().length >= 2);
-    const failed = run.upstream.streamRequests().length;
+    const failed = run.upstream.streamRequests().filter((request) => request.status === 500).length;
     assert.ok(failed >= 5, `${failed} stream attempts before polling`);
     assert.ok(
       run.log.lines.some((line) => /5 failed stream connections in a row/.test(line.message)),

@@ -244,7 +244,7 @@ export const proxySchema = Type.Object(
       env: ['FLAGS_UPSTREAM_STREAMING', streamingVariable('STREAMING')],
       default: 'auto',
       fromEnv: lowerCase,
-      doc: 'How each environment syncs with the upstream: `auto` streams (`/client/streaming`, Server-Sent Events) when the upstream offers it and polls otherwise (404/501: logged once) or while the stream keeps failing; `polling` only polls. A feed with `projectName`, `namePrefix` or `tags` filters always polls.',
+      doc: 'How each environment syncs with the upstream: `auto` streams (`/client/streaming`, Server-Sent Events) when the upstream offers it and polls otherwise (no stream at the first request, 404/501 or an error status from a relay without streaming: said once at info level, asked again every 120 refresh intervals, at most hourly) or while a stream that worked keeps failing; `polling` only polls. A feed with `projectName`, `namePrefix` or `tags` filters always polls.',
     }),
     metricsInterval: option(Type.Integer({ minimum: 0 }), {
       env: [

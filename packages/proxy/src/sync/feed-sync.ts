@@ -18,6 +18,13 @@ const STREAM_MAX_FAILURES = 5;
 const STREAM_RETRY_INTERVALS = 60;
 /** …and at most this long (10 minutes). */
 const MAX_STREAM_RETRY_MS = 600_000;
+/**
+ * How often a feed whose upstream does not stream asks again: every this many refresh intervals
+ * (10 minutes at the default 5 s, 30 at Edge's 15 s)…
+ */
+const STREAM_REPROBE_INTERVALS = 120;
+/** …and at least once an hour. */
+const MAX_STREAM_REPROBE_MS = 3_600_000;
 
 export interface FeedSyncOptions {
   /** The client token this feed syncs with; default: the first startup token. */
@@ -37,9 +44,13 @@ export interface FeedSyncOptions {
  *   readiness, backups and sync times follow as for a poll);
  * - a dropped stream reconnects with `Last-Event-ID` after the poller's backoff; an event that
  *   cannot be applied is logged, never applied, and the next connection asks for a hydration;
- * - 404/405/501 or an answer that is no event stream: polling for good, logged once;
- * - 401/403/429, `fetch-mode: polling`, or `STREAM_MAX_FAILURES` failed connections in a row:
- *   polling, and streaming is tried again after `STREAM_RETRY_INTERVALS` refresh intervals.
+ * - 404/405/501, an answer that is no event stream, or any other error status before the feed has
+ *   ever streamed (a chained relay without streaming, such as an open-source Unleash Edge, answers
+ *   500): the upstream does not stream. Polling, said once at info level, and streaming is asked
+ *   for again every `STREAM_REPROBE_INTERVALS` refresh intervals (at most hourly), quietly;
+ * - 401/403/429, `fetch-mode: polling`, or `STREAM_MAX_FAILURES` failed connections in a row of a
+ *   feed that has streamed: polling, with a warning, and streaming is tried again after
+ *   `STREAM_RETRY_INTERVALS` refresh intervals.
  */
 export class FeedSync {
   /** The poller of this feed; runs while the feed does not stream. */
@@ -52,7 +63,7 @@ export class FeedSync {
   private readonly random: () => number;
   private readonly environment: string | undefined;
   private started = false;
-  private streaming: boolean;
+  private readonly streaming: boolean;
   /** The poller runs (started once per spell of polling, never twice). */
   private polling = false;
   /** What the stream has built so far (`undefined` until a hydration). */
@@ -63,6 +74,10 @@ export class FeedSync {
   private running: Promise<void> | undefined;
   /** The last connection problem logged as a warning: repeats go to debug. */
   private lastProblem: string | undefined;
+  /** A connection of this feed has opened an event stream (the upstream does stream). */
+  private streamedOnce = false;
+  /** Polling because the upstream does not stream, said once (`notStreaming`). */
+  private noStreamSaid = false;
   private streamCheckMs = 0;
 
   constructor(
@@ -159,6 +174,14 @@ export class FeedSync {
       },
       {
         opened: async () => {
+          if (this.noStreamSaid) {
+            this.noStreamSaid = false;
+            this.log.info(
+              { url: this.url.href, environment: this.environment },
+              'upstream streams now; syncing by streaming',
+            );
+          }
+          this.streamedOnce = true;
           // A poll answered before the stream's hydration must not land after it.
           this.polling = false;
           this.poller.stop();
@@ -207,16 +230,14 @@ export class FeedSync {
 
   private ended(end: StreamEnd, delivered: boolean): void {
     if (!this.started || end.kind === 'cancelled') return;
+    if (
+      end.kind === 'unsupported' ||
+      (end.kind === 'dropped' && end.status !== undefined && !this.streamedOnce)
+    ) {
+      this.notStreaming(end.reason);
+      return;
+    }
     switch (end.kind) {
-      case 'unsupported':
-        this.streaming = false;
-        // A warning, once per feed: it explains why this proxy polls (the default level shows it).
-        this.log.warn(
-          { url: this.url.href, environment: this.environment, reason: end.reason },
-          `upstream does not stream (${end.reason}); syncing by polling`,
-        );
-        this.startPolling();
-        return;
       case 'polling':
         this.pollForAWhile(end.reason, end.retryAfterMs);
         return;
@@ -247,6 +268,26 @@ export class FeedSync {
         }
       }
     }
+  }
+
+  /**
+   * The upstream does not stream: polls, says so once (info: an upstream without streaming is no
+   * fault), and asks for a stream again rarely, without a word when it still has none.
+   */
+  private notStreaming(reason: string): void {
+    const retryMs = Math.min(
+      this.config.refreshInterval * STREAM_REPROBE_INTERVALS,
+      MAX_STREAM_REPROBE_MS,
+    );
+    const data = { url: this.url.href, environment: this.environment, reason, retryInMs: retryMs };
+    const message = `upstream does not stream (${reason}); syncing by polling, asking again every ${Math.round(retryMs / 1000)} s`;
+    if (this.noStreamSaid) this.log.debug(data, message);
+    else this.log.info(data, message);
+    this.noStreamSaid = true;
+    this.current = undefined;
+    this.lastEventId = undefined;
+    this.startPolling();
+    this.connectSoon(retryMs);
   }
 
   /** Polls until streaming is tried again; the stream resumes with a fresh hydration. */

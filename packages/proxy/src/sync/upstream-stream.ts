@@ -34,6 +34,8 @@ export type StreamEnd =
       readonly reason: string;
       readonly rehydrate: boolean;
       readonly retryAfterMs?: number;
+      /** The upstream's status when it answered with an error instead of a stream. */
+      readonly status?: number;
     }
   /** Closed by `cancel()`. */
   | { readonly kind: 'cancelled' };
@@ -123,6 +125,7 @@ export class UpstreamStream {
         kind: 'dropped',
         reason: `the upstream answered ${status}`,
         rehydrate: false,
+        status,
         ...(retryAfterMs === undefined ? {} : { retryAfterMs }),
       };
     }
