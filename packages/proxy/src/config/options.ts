@@ -499,8 +499,8 @@ export const proxySchema = Type.Object(
     }),
     ofrepEventStreamsMaxPerKey: option(Type.Integer({ minimum: 0 }), {
       env: ['PROXY_OFREP_MAX_EVENT_STREAMS_PER_KEY'],
-      default: 5000,
-      doc: 'OFREP event streams open at once per client key (every browser of an app shares its key), half of `ofrepEventStreamsMax`’ default, so that the streams of one key cannot take every slot from the others; more get 429. A proxy serving one key may set it to `ofrepEventStreamsMax`. `0`: no cap beyond `ofrepEventStreamsMax`.',
+      default: 0,
+      doc: 'OFREP event streams open at once per client key; more get 429. A client key is public and every browser of an app shares it, so a cap per key bounds nothing an attacker holds apart from that app’s own visitors: set it (e.g. to half of `ofrepEventStreamsMax`) when several apps’ keys share a proxy, so that one app’s streams cannot take every slot from the others. `0` (default): no cap beyond `ofrepEventStreamsMax` and `ofrepEventStreamsMaxPerAddress`.',
     }),
     ofrepInactivityDelaySec: option(Type.Integer({ minimum: 0 }), {
       env: ['PROXY_OFREP_INACTIVITY_DELAY_SECONDS'],
