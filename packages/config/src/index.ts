@@ -12,7 +12,6 @@ export {
   optionMeta,
   optionRows,
 } from './option.js';
-export { trustsForwardedAddress } from './trust-proxy.js';
 export { Type } from './type.js';
 export {
   codeValue,

@@ -1,4 +1,3 @@
-import { trustsForwardedAddress } from '@flags/config';
 import {
   AnswerWriter,
   API_FLAVOUR,
@@ -17,6 +16,7 @@ import {
   PROXY_FLAVOUR,
   readJsonBodies,
   requestTimeoutOptions,
+  trustsForwardedAddress,
 } from '@flags/serving';
 import Fastify, { type FastifyBaseLogger, type FastifyInstance } from 'fastify';
 import { Counter } from 'prom-client';

@@ -75,6 +75,7 @@ export {
   namedProxies,
   type TrustProxy,
   trustEverySenderWarning,
+  trustsForwardedAddress,
 } from './http/trusted-proxies.js';
 export type { Logger } from './logger.js';
 export { ALL_DISABLED_MESSAGE, type AllRouteOptions, allRoutes } from './routes/all.js';

@@ -1,6 +1,6 @@
 import { hostname } from 'node:os';
-import { ConfigError, type Environment, type Loaded, trustsForwardedAddress } from '@flags/config';
-import { resolveCors } from '@flags/serving';
+import { ConfigError, type Environment, type Loaded } from '@flags/config';
+import { resolveCors, trustsForwardedAddress } from '@flags/serving';
 import { type ProxyOptions, proxyConfig, type proxySchema } from './options.js';
 
 export { ConfigError };

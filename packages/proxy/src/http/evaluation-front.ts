@@ -1,5 +1,4 @@
 import type { IncomingHttpHeaders, IncomingMessage, Server, ServerResponse } from 'node:http';
-import { trustsForwardedAddress } from '@flags/config';
 import type { Context } from '@flags/schemas';
 import type {
   AnswerWriter,
@@ -17,6 +16,7 @@ import {
   readEvaluationBody,
   renderBody,
   requestKey,
+  trustsForwardedAddress,
 } from '@flags/serving';
 import type { Authorizer, KeyReader } from '../auth/access.js';
 import type { ProxyConfig } from '../config/load.js';

@@ -1,5 +1,5 @@
-import { ConfigError, type Environment, type Loaded, trustsForwardedAddress } from '@flags/config';
-import { resolveCors } from '@flags/serving';
+import { ConfigError, type Environment, type Loaded } from '@flags/config';
+import { resolveCors, trustsForwardedAddress } from '@flags/serving';
 import {
   CLIENT_TOKEN_PATTERN,
   type ServerOptions,

@@ -3,6 +3,16 @@ import { compile as compileAddresses } from '@fastify/proxy-addr';
 /** The `trustProxy` option: every sender, none, a hop count, or the proxies' addresses/CIDRs. */
 export type TrustProxy = boolean | number | readonly string[];
 
+/**
+ * Whether `trustProxy` lets a forwarded address be the request address: then the request address
+ * is the caller's, and a `remoteAddress` the caller sends is not needed (nor trusted) by default.
+ */
+export function trustsForwardedAddress(trustProxy: TrustProxy): boolean {
+  if (typeof trustProxy === 'boolean') return trustProxy;
+  if (typeof trustProxy === 'number') return trustProxy > 0;
+  return trustProxy.length > 0;
+}
+
 /** Fastify's `trustProxy`: a hop count as a function, as Fastify itself no longer takes one. */
 export type FastifyTrustProxy = boolean | string[] | ((address: string, hop: number) => boolean);
 
