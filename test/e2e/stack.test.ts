@@ -3,17 +3,20 @@ import type { Server } from 'node:http';
 import { createRequire } from 'node:module';
 import type { AddressInfo } from 'node:net';
 import { after, before, describe, it } from 'node:test';
-import { createProxy, type ProxyApp } from '@flags/proxy';
-import { buildApp, type Database, loadConfig, openDatabase } from '@flags/server';
-import type { FastifyInstance } from 'fastify';
+import type { ProxyApp } from '@flags/proxy';
+import type { Database } from '@flags/server';
 import { InMemoryStorageProvider, UnleashClient } from 'unleash-proxy-client';
-import { adminRequest, demoImport, seedDemo } from '../../scripts/demo/seed.js';
+import { adminRequest, demoImport } from '../../scripts/demo/seed.js';
+import {
+  DEMO_ADMIN_TOKEN as ADMIN,
+  DEMO_CLIENT_KEY as CLIENT_KEY,
+  DEMO_CLIENT_TOKEN as CLIENT_TOKEN,
+  type DemoStack,
+  startDemoStack,
+} from '../helpers/demo-stack.js';
 import { waitFor } from '../helpers/wait.js';
 
 const require = createRequire(import.meta.url);
-const ADMIN = '*:*.e2e-admin';
-const CLIENT_TOKEN = 'default:development.e2e-client';
-const CLIENT_KEY = 'e2e-client-key';
 const PROXY_REFRESH_MS = 500;
 const SDK_REFRESH_S = 1;
 const PROXY_METRICS_MS = 300;
@@ -32,37 +35,22 @@ async function postProxy(base: string, context: unknown, toggles?: string[]) {
 
 /** flags-server (PGlite) with the demo flags → flags-proxy → real SDK packages; nothing mocked. */
 describe('flags-server → flags-proxy → SDKs', () => {
+  let stack: DemoStack;
   let db: Database;
-  let server: FastifyInstance;
   let serverUrl: string;
   let proxy: ProxyApp;
   let proxyUrl: string;
 
   before(async () => {
-    const config = loadConfig(
-      {},
-      { port: 0, host: '127.0.0.1', adminTokens: [ADMIN], clientTokens: [CLIENT_TOKEN] },
-    );
-    db = await openDatabase({ databaseUrl: undefined, dataDir: undefined });
-    server = await buildApp(config, { db, logger: false });
-    serverUrl = await server.listen({ port: 0, host: '127.0.0.1' });
-    await seedDemo(serverUrl, ADMIN);
-    proxy = await createProxy({
-      flagsUrl: `${serverUrl}/api`,
-      flagsApiToken: CLIENT_TOKEN,
-      clientKeys: [CLIENT_KEY],
+    stack = await startDemoStack({
       refreshInterval: PROXY_REFRESH_MS,
       metricsInterval: PROXY_METRICS_MS,
-      logLevel: 'fatal',
     });
-    proxyUrl = await proxy.app.listen({ port: 0, host: '127.0.0.1' });
-    await proxy.poller.ready;
+    ({ db, serverUrl, proxy, proxyUrl } = stack);
   });
 
   after(async () => {
-    await proxy.app.close();
-    await server.close();
-    await db.close();
+    await stack?.close();
   });
 
   it('unleash-proxy-client sees the demo flags, and an imported change within two poll intervals', async () => {

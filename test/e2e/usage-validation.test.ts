@@ -1,14 +1,12 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
-import { createProxy, type ProxyApp } from '@flags/proxy';
-import { buildApp, type Database, loadConfig, openDatabase } from '@flags/server';
-import type { FastifyInstance } from 'fastify';
-import { seedDemo } from '../../scripts/demo/seed.js';
+import {
+  DEMO_CLIENT_KEY as CLIENT_KEY,
+  type DemoStack,
+  startDemoStack,
+} from '../helpers/demo-stack.js';
 import { waitFor } from '../helpers/wait.js';
 
-const ADMIN = '*:*.e2e-admin';
-const CLIENT_TOKEN = 'default:development.e2e-client';
-const CLIENT_KEY = 'e2e-client-key';
 const BUCKET = { start: '2026-11-22T00:00:00.000Z', stop: '2026-11-22T00:01:00.000Z' };
 
 /**
@@ -17,40 +15,18 @@ const BUCKET = { start: '2026-11-22T00:00:00.000Z', stop: '2026-11-22T00:01:00.0
  * so it never rides in a batch with other applications' counts and takes them down with it.
  */
 describe('flags-proxy refuses the reports flags-server would refuse', () => {
-  let db: Database;
-  let server: FastifyInstance;
-  let proxy: ProxyApp;
-  let proxyUrl: string;
+  let stack: DemoStack;
 
   before(async () => {
-    const config = loadConfig(
-      {},
-      { port: 0, host: '127.0.0.1', adminTokens: [ADMIN], clientTokens: [CLIENT_TOKEN] },
-    );
-    db = await openDatabase({ databaseUrl: undefined, dataDir: undefined });
-    server = await buildApp(config, { db, logger: false });
-    const serverUrl = await server.listen({ port: 0, host: '127.0.0.1' });
-    await seedDemo(serverUrl, ADMIN);
-    proxy = await createProxy({
-      flagsUrl: `${serverUrl}/api`,
-      flagsApiToken: CLIENT_TOKEN,
-      clientKeys: [CLIENT_KEY],
-      refreshInterval: 60_000,
-      metricsInterval: 300,
-      logLevel: 'fatal',
-    });
-    proxyUrl = await proxy.app.listen({ port: 0, host: '127.0.0.1' });
-    await proxy.poller.ready;
+    stack = await startDemoStack({ refreshInterval: 60_000, metricsInterval: 300 });
   });
 
   after(async () => {
-    await proxy.app.close();
-    await server.close();
-    await db.close();
+    await stack?.close();
   });
 
   const report = (body: unknown) =>
-    fetch(`${proxyUrl}/proxy/client/metrics`, {
+    fetch(`${stack.proxyUrl}/proxy/client/metrics`, {
       method: 'POST',
       headers: { authorization: CLIENT_KEY, 'content-type': 'application/json' },
       body: JSON.stringify(body),
@@ -88,7 +64,7 @@ describe('flags-proxy refuses the reports flags-server would refuse', () => {
     assert.equal(good.status, 200);
     await waitFor(
       async () => {
-        const rows = await db.query<{ yes: number; no: number }>(
+        const rows = await stack.db.query<{ yes: number; no: number }>(
           `SELECT SUM(yes)::int AS yes, SUM(no)::int AS no FROM client_metrics
             WHERE app_name = 'good-web' AND feature_name = 'beta-banner'`,
         );
