@@ -1,20 +1,32 @@
 // The configuration tables of the READMEs, generated from the services' option schemas.
 // `npm run docs:config` writes them; test/readme.test.ts fails when a README differs.
 import { readFileSync } from 'node:fs';
-import { markdownTable, optionRows, replaceSection } from '@flags/config';
-import { offlineSchema, proxySchema } from '@flags/proxy';
+import {
+  markdownTable,
+  type OptionRow,
+  optionRows,
+  type ProfileColumn,
+  replaceSection,
+} from '@flags/config';
+import { EDGE_PROFILE_COLUMN, offlineSchema, proxySchema } from '@flags/proxy';
 import { serverSchema } from '@flags/server';
 
 const proxy = optionRows(proxySchema);
 const offline = optionRows(offlineSchema);
 const server = optionRows(serverSchema);
 
-/** Each README's tables: marker name, rows, and the Default cell of an option without one. */
-const readmes = [
+/**
+ * Each README's tables: marker name, rows, the Default cell of an option without one, and the
+ * profile whose defaults get a column of their own.
+ */
+const readmes: {
+  path: string;
+  tables: { section: string; rows: OptionRow[]; noDefault: string; profile?: ProfileColumn }[];
+}[] = [
   {
     path: 'packages/proxy/README.md',
     tables: [
-      { section: 'options', rows: proxy, noDefault: '' },
+      { section: 'options', rows: proxy, noDefault: '', profile: EDGE_PROFILE_COLUMN },
       { section: 'offline-options', rows: offline, noDefault: '' },
     ],
   },
@@ -25,7 +37,7 @@ const readmes = [
   {
     path: 'README.md',
     tables: [
-      { section: 'proxy-options', rows: proxy, noDefault: '' },
+      { section: 'proxy-options', rows: proxy, noDefault: '', profile: EDGE_PROFILE_COLUMN },
       { section: 'server-options', rows: server, noDefault: '–' },
     ],
   },
@@ -38,7 +50,11 @@ export function readmesWithConfigTables(): { path: string; text: string }[] {
     path,
     text: tables.reduce(
       (text, table) =>
-        replaceSection(text, table.section, markdownTable(table.rows, table.noDefault)),
+        replaceSection(
+          text,
+          table.section,
+          markdownTable(table.rows, table.noDefault, table.profile),
+        ),
       readFileSync(new URL(path, root), 'utf8'),
     ),
   }));

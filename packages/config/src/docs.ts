@@ -10,24 +10,41 @@ function variableText(variable: EnvVariable, name: (text: string) => string): st
     : `${name(variable.name)} (${variable.note})`;
 }
 
+/** A profile's column in the README table: its name and the column's title. */
+export interface ProfileColumn {
+  readonly profile: string;
+  readonly title: string;
+}
+
 /**
  * The README configuration table of a service. `noDefault` fills the Default cell of an option
- * without one (each README has kept its own).
+ * without one (each README has kept its own); `profile` adds a column of that profile's defaults.
  */
-export function markdownTable(rows: readonly OptionRow[], noDefault: string): string {
+export function markdownTable(
+  rows: readonly OptionRow[],
+  noDefault: string,
+  profile?: ProfileColumn,
+): string {
+  const cell = (value: string | undefined) => (value === undefined ? noDefault : code(value));
   const lines = rows.map((row) => {
     const env =
       row.variables.length > 0
         ? row.variables.map((variable) => variableText(variable, code)).join(', ')
         : '(in code only)';
-    const fallback = row.default === undefined ? noDefault : code(row.default);
-    return `| ${code(row.key)} | ${env} | ${fallback} | ${row.doc} |`;
+    const defaults =
+      profile === undefined
+        ? cell(row.default)
+        : `${cell(row.default)} | ${cell(row.profileDefault(profile.profile))}`;
+    return `| ${code(row.key)} | ${env} | ${defaults} | ${row.doc} |`;
   });
-  return [
-    '| Option | Environment variable | Default | Meaning |',
-    '|---|---|---|---|',
-    ...lines,
-  ].join('\n');
+  const head =
+    profile === undefined
+      ? ['| Option | Environment variable | Default | Meaning |', '|---|---|---|---|']
+      : [
+          `| Option | Environment variable | Default | ${profile.title} | Meaning |`,
+          '|---|---|---|---|---|',
+        ];
+  return [...head, ...lines].join('\n');
 }
 
 /**
@@ -58,17 +75,21 @@ export function helpText(
   summary: string,
   rows: readonly OptionRow[],
   subcommands: readonly Subcommand[] = [],
+  profile?: ProfileColumn,
 ): string {
   const usages = subcommands.flatMap((sub) => [`  ${command} ${sub.usage}`, `      ${sub.doc}`]);
   const options = rows
     .filter((row) => row.env.length > 0)
     .map((row) => {
+      const shown = (value: string) => (value === '' ? '""' : value);
+      const other = profile === undefined ? undefined : row.profileDefault(profile.profile);
       const facts = [
         row.key,
         row.meta.required ? 'required' : undefined,
-        row.default === undefined
+        row.default === undefined ? undefined : `default ${shown(row.default)}`,
+        other === undefined || other === row.default
           ? undefined
-          : `default ${row.default === '' ? '""' : row.default}`,
+          : `${profile?.profile} ${shown(other)}`,
       ].filter((fact) => fact !== undefined);
       return [
         `  ${row.variables.map((variable) => variableText(variable, String)).join(', ')}  (${facts.join('; ')})`,

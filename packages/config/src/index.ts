@@ -1,5 +1,11 @@
 export { describe, formats } from './describe.js';
-export { helpText, markdownTable, replaceSection, type Subcommand } from './docs.js';
+export {
+  helpText,
+  markdownTable,
+  type ProfileColumn,
+  replaceSection,
+  type Subcommand,
+} from './docs.js';
 export { ConfigError, type ConfigSchema, configSchema, type Environment } from './load.js';
 export {
   type EnvVariable,

@@ -39,9 +39,10 @@ export interface ConfigSchema<S extends TObject> {
   readonly options: readonly OptionRow[];
   /**
    * The options from the environment and code (code wins; `undefined` in code leaves an option to
-   * the environment), validated, defaults filled in. Throws a `ConfigError` naming every problem.
+   * the environment), validated, defaults filled in: `profile`'s where it has its own
+   * (`OptionMeta.profiles`). Throws a `ConfigError` naming every problem.
    */
-  load(env: Environment, inCode?: InCode<S>): Loaded<S>;
+  load(env: Environment, inCode?: InCode<S>, profile?: string): Loaded<S>;
 }
 
 function pathOf(row: OptionRow): string {
@@ -232,7 +233,7 @@ export function configSchema<S extends TObject>(schema: S): ConfigSchema<S> {
   return {
     schema,
     options: rows,
-    load(env, inCode) {
+    load(env, inCode, profile) {
       const values: Record<string, unknown> = {};
       const sources = new Map<OptionRow, Source>();
       const conflicts: Found[] = [];
@@ -245,7 +246,12 @@ export function configSchema<S extends TObject>(schema: S): ConfigSchema<S> {
         }
         const given = givenVariables(row, env);
         const [first] = given;
-        if (first === undefined) continue;
+        if (first === undefined) {
+          const profiles = row.meta.profiles;
+          if (profile !== undefined && profiles !== undefined && Object.hasOwn(profiles, profile))
+            set(values, row.path, structuredClone(profiles[profile]));
+          continue;
+        }
         set(values, row.path, first.value);
         sources.set(row, { env: first.variable.name, raw: first.raw, takes: first.variable.takes });
         if (given.some((other) => !isDeepStrictEqual(other.value, first.value)))

@@ -38,6 +38,11 @@ export interface OptionMeta<Value> {
   readonly doc: string;
   /** Filled in by ajv (`useDefaults`) when neither code nor environment sets the option. */
   readonly default?: Value;
+  /**
+   * Other defaults, each for a named profile the service loads with (flags-proxy's `edge`, Unleash
+   * Edge's defaults): what the option is when neither code nor environment sets it in that profile.
+   */
+  readonly profiles?: Readonly<Record<string, Value>>;
   /** The service does not start without it (a JSON Schema `required`). */
   readonly required?: true;
   /** Never repeated in a message (keys, tokens). */
@@ -87,6 +92,8 @@ export interface OptionRow {
   readonly variables: readonly EnvVariable[];
   /** The default as written in the environment (lists comma-separated); none for no value or `[]`. */
   readonly default: string | undefined;
+  /** The default in a profile, written so, when the profile gives the option one of its own. */
+  profileDefault(profile: string): string | undefined;
   readonly doc: string;
   readonly schema: TSchema;
   readonly meta: OptionMeta<unknown>;
@@ -114,6 +121,10 @@ export function optionRows(schema: TObject, path: readonly string[] = []): Optio
         env: variables.map((variable) => variable.name),
         variables,
         default: documentedDefault(meta.default),
+        profileDefault: (profile) =>
+          meta.profiles !== undefined && Object.hasOwn(meta.profiles, profile)
+            ? documentedDefault(meta.profiles[profile])
+            : documentedDefault(meta.default),
         doc: meta.doc,
         schema: property,
         meta,

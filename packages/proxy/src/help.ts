@@ -1,27 +1,31 @@
 import { helpText } from '@flags/config';
-import { proxyConfig } from './config/options.js';
+import { EDGE_PROFILE_COLUMN, proxyConfig } from './config/options.js';
 import { offlineConfig } from './offline/options.js';
 import { DEFAULT_PROBE_TIMEOUT_MS, DEFAULT_PROBE_URL, PROBES } from './probe.js';
 
-/** `flags-proxy --help`: serving and the probes, then every option from the option schema. */
+/** `flags-proxy --help`: the command line, the probes, then every option from the option schema. */
 export function help(): string {
   const serve = {
-    usage: '[edge] [--<variable> <value> …]',
-    doc: 'Serves: what the command does without a command (`edge`, as Unleash Edge’s image runs it, is the same). Any variable below may be given as an option, its name in kebab case as Unleash Edge takes them: `--upstream-url <url>` (or `--upstream-url=<url>`) for UPSTREAM_URL, a bare `--strict` for STRICT=true.',
+    usage: '[OPTIONS]',
+    doc: 'Serves with Unleash Proxy’s defaults (port 3000, …). Any variable below may be given as an option, its name in kebab case: `--flags-url <url>` (or `--flags-url=<url>`) for FLAGS_URL, a bare `--strict` for STRICT=true; so may Unleash Edge’s options (next line).',
+  };
+  const edge = {
+    usage: '[OPTIONS] edge [OPTIONS]',
+    doc: 'Serves with Unleash Edge’s defaults (port 3063 on ::, strict token scope, /all served, compression, 15 s refresh: the "edge" defaults below), and takes Unleash Edge 20’s command line: its short and long options (`-u <url> -t <token> -t <token>`, `--upstream-url <url>`), lists repeated or comma-separated, options of the server (`-p`, `-i`, `--tls-*`) before `edge`. Edge options flags-proxy does not implement stop the start, naming what to do; those Edge 20 itself ignores (WORKERS, SENTRY_*, …) are accepted with a warning. The README lists every Edge option and how it is taken.',
   };
   const offline = {
-    usage:
-      'offline --bootstrap-file <file> --client-tokens <tokens> [--frontend-tokens <tokens>] [--reload-interval <s>] [--<variable> <value> …]',
-    doc: 'Serves the flags of a file, with no upstream, as Unleash Edge’s offline mode (BOOTSTRAP_FILE, CLIENT_TOKENS, FRONTEND_TOKENS, RELOAD_INTERVAL below); the other variables apply as when serving, the upstream ones aside.',
+    usage: '[OPTIONS] offline -b <file> -c <tokens> [-f <tokens>] [-r <s>] [OPTIONS]',
+    doc: 'Serves the flags of a file, with no upstream, as Unleash Edge’s offline mode (BOOTSTRAP_FILE, CLIENT_TOKENS, FRONTEND_TOKENS, RELOAD_INTERVAL below), with the "edge" defaults; the other variables apply as when serving, the upstream ones aside.',
   };
   const probes = Object.entries(PROBES).map(([name, { path, passed }]) => ({
-    usage: `${name} [--url <base>] [--timeout <ms>]`,
-    doc: `Asks a running proxy whether it is ${passed}: exits 0 when GET <base>${path} answers 200 within the timeout, else 1, and prints one line (for container probes without curl; --url defaults to ${DEFAULT_PROBE_URL}, --timeout to ${DEFAULT_PROBE_TIMEOUT_MS} ms).`,
+    usage: `${name} [-e|--edge-url|--url <base>] [-c|--ca-certificate-file <pem>] [--timeout <ms>]`,
+    doc: `Asks a running proxy whether it is ${passed}: exits 0 when GET <base>${path} answers 200 within the timeout, else 1, and prints one line (for container probes without curl). <base> defaults to EDGE_URL, else ${DEFAULT_PROBE_URL} (the port of PORT or PROXY_PORT when set); the CA file (or CA_CERTIFICATE_FILE) is trusted over HTTPS; --timeout defaults to ${DEFAULT_PROBE_TIMEOUT_MS} ms.`,
   }));
   return helpText(
     'flags-proxy',
     'evaluates feature flags for client-side apps, Unleash Proxy and Unleash Edge compatible.',
     [...proxyConfig.options, ...offlineConfig.options],
-    [serve, offline, ...probes],
+    [serve, edge, offline, ...probes],
+    EDGE_PROFILE_COLUMN,
   );
 }

@@ -1,10 +1,13 @@
 #!/usr/bin/env node
-import { isProbeName, probeCommand } from './probe.js';
+import { PROBE_VARIABLES, probeCommand } from './probe.js';
 
 /**
- * The `flags-proxy` command: configuration from the environment, listen, stop on signals; or, as
- * `flags-proxy ready|health`, a probe of a running proxy. The probes import only what they use,
- * so that an orchestrator calling them every few seconds does not load the server each time.
+ * The `flags-proxy` command, as Unleash Edge 20's: `flags-proxy [OPTIONS] <edge|offline|health|
+ * ready> [OPTIONS]`. Without a subcommand it serves with Unleash Proxy's defaults, `edge` and
+ * `offline` with Unleash Edge's; `health` and `ready` probe a running proxy. Configuration comes
+ * from the environment and the options; the process stops on signals. The probes import only what
+ * they use, so that an orchestrator calling them every few seconds does not load the server each
+ * time.
  */
 async function main(): Promise<void> {
   const args = process.argv.slice(2);
@@ -13,48 +16,50 @@ async function main(): Promise<void> {
     process.stdout.write(help());
     return;
   }
-  const [command, ...rest] = args;
-  if (isProbeName(command)) {
-    const result = await probeCommand(command, rest);
-    (result.ok ? process.stdout : process.stderr).write(`${result.line}\n`);
-    process.exit(result.ok ? 0 : 1);
-  }
-  // Unleash Edge's image runs `edge` and its options: serving is what this command does anyway.
-  const offline = command === 'offline';
-  const options = command === 'edge' || offline ? rest : args;
-  if (options[0] !== undefined && !options[0].startsWith('-')) {
-    process.stderr.write(`flags-proxy: unknown command "${options[0]}" (see flags-proxy --help)\n`);
+  const { ownSettings, parseCommandLine } = await import('./config/command-line.js');
+  try {
+    const line = parseCommandLine(args);
+    const { command } = line;
+    if (command === 'health' || command === 'ready') {
+      const result = await probeCommand(command, ownSettings(line, PROBE_VARIABLES), process.env);
+      (result.ok ? process.stdout : process.stderr).write(`${result.line}\n`);
+      process.exit(result.ok ? 0 : 1);
+    }
+    const { servingVariables } = await import('./config/own-variables.js');
+    await serve(ownSettings(line, servingVariables(command)), command);
+  } catch (error) {
+    // Only the command line's own problems reach here: `serve` handles its own.
+    process.stderr.write(
+      `flags-proxy: ${error instanceof Error ? error.message : String(error)}\n`,
+    );
     process.exit(1);
   }
-  await serve(options, offline);
 }
 
 /**
- * Serves with the environment's settings and those of `options` (`--upstream-url <url>`, …);
- * `offline`: from a bootstrap file instead of an upstream (`offline/`), as Unleash Edge's offline
- * mode.
+ * Serves with the environment's settings under those of the command line; `offline`: from a
+ * bootstrap file instead of an upstream (`offline/`), as Unleash Edge's offline mode. `edge` and
+ * `offline` take Unleash Edge's defaults.
  */
-async function serve(options: readonly string[], offline: boolean): Promise<void> {
-  const [{ ConfigError }, { variablesFromArgs }, { createProxy }, { proxyConfig }, offlineMode] =
+async function serve(
+  variables: Readonly<Record<string, string>>,
+  command: 'edge' | 'offline' | undefined,
+): Promise<void> {
+  const offline = command === 'offline';
+  const [{ ConfigError }, { edgeVariableFindings }, { createProxy }, offlineMode] =
     await Promise.all([
       import('./config/load.js'),
-      import('./config/args.js'),
+      import('./config/edge-options.js'),
       import('./index.js'),
-      import('./config/options.js'),
       offline ? import('./offline/index.js') : undefined,
     ]);
+  const mode = command === undefined ? 'proxy' : 'edge';
+  const env = { ...process.env, ...variables };
+  const edgeFindings = edgeVariableFindings(env);
   let proxy: Awaited<ReturnType<typeof createProxy>>;
   let upstream: import('./offline/index.js').OfflineUpstream | undefined;
   try {
-    // Offline, the upstream's own options are not taken (as Edge refuses `--tokens` there).
-    const rows =
-      offlineMode === undefined
-        ? proxyConfig.options
-        : [
-            ...proxyConfig.options.filter((row) => !offlineMode.UPSTREAM_OPTIONS.has(row.key)),
-            ...offlineMode.offlineConfig.options,
-          ];
-    const env = { ...process.env, ...variablesFromArgs(options, rows) };
+    if (edgeFindings.refusals.length > 0) throw new ConfigError(edgeFindings.refusals);
     if (offlineMode !== undefined) {
       const settings = offlineMode.offlineConfig.load(env, {});
       upstream = await offlineMode.OfflineUpstream.start(
@@ -62,9 +67,9 @@ async function serve(options: readonly string[], offline: boolean): Promise<void
         settings.clientTokens,
         settings.frontendTokens,
       );
-      proxy = await createProxy(offlineMode.offlineProxyOptions(upstream, settings), env);
+      proxy = await createProxy(offlineMode.offlineProxyOptions(upstream, settings), env, mode);
       upstream.reload(settings.reloadInterval * 1000, proxy.log);
-    } else proxy = await createProxy({}, env);
+    } else proxy = await createProxy({}, env, mode);
   } catch (error) {
     await upstream?.close();
     if (error instanceof ConfigError) {
@@ -74,6 +79,7 @@ async function serve(options: readonly string[], offline: boolean): Promise<void
     throw error;
   }
   const { app, config, log } = proxy;
+  for (const warning of edgeFindings.warnings) log.warn({}, warning);
   try {
     const address = await app.listen({ port: config.port, host: config.host });
     log.info({ address }, `flags-proxy is listening on ${address}`);

@@ -1,4 +1,6 @@
-import { parseArgs } from 'node:util';
+import { readFile } from 'node:fs/promises';
+import http from 'node:http';
+import https from 'node:https';
 
 /**
  * The container probes of the `flags-proxy` command (`flags-proxy ready`, `flags-proxy health`):
@@ -12,7 +14,8 @@ export const PROBES = {
 
 export type ProbeName = keyof typeof PROBES;
 
-export const DEFAULT_PROBE_URL = 'http://127.0.0.1:3000';
+/** Unleash Edge's default (`unleash-edge health --edge-url`). */
+export const DEFAULT_PROBE_URL = 'http://localhost:3063';
 /** Short: a probe that waits longer than its orchestrator (Kubernetes gives 1 s by default) helps no one. */
 export const DEFAULT_PROBE_TIMEOUT_MS = 2000;
 /** How much of an answer's body the one line shows. */
@@ -42,52 +45,95 @@ function reason(error: unknown): string {
 
 /**
  * `GET <base>/internal-backstage/<name>`: passes on 200 only, within `timeoutMs` (connecting and
- * the whole answer). Never throws.
+ * the whole answer); over HTTPS, `ca` (PEM) is trusted besides the system's authorities. Never
+ * throws.
  */
 export async function probe(
   name: ProbeName,
   base: string,
   timeoutMs: number,
+  ca?: string,
 ): Promise<ProbeResult> {
   const { path, passed, failed } = PROBES[name];
   const url = `${base.replace(/\/+$/, '')}${path}`;
-  const signal = AbortSignal.timeout(timeoutMs);
-  try {
-    const answer = await fetch(url, { signal, redirect: 'manual' });
-    const body = oneLine(await answer.text());
-    const ok = answer.status === 200;
-    return { ok, line: `${ok ? passed : failed}: ${answer.status} ${body} from ${url}` };
-  } catch (error) {
-    const why = signal.aborted
-      ? `no answer within ${timeoutMs} ms`
-      : `cannot reach it (${reason(error)})`;
-    return { ok: false, line: `${failed}: ${why} from ${url}` };
-  }
+  const client = url.startsWith('https:') ? https : http;
+  return new Promise((resolve) => {
+    let settled = false;
+    const settle = (result: ProbeResult) => {
+      if (settled) return;
+      settled = true;
+      clearTimeout(timer);
+      request.destroy();
+      resolve(result);
+    };
+    const timer = setTimeout(
+      () => settle({ ok: false, line: `${failed}: no answer within ${timeoutMs} ms from ${url}` }),
+      timeoutMs,
+    );
+    const request = client.get(url, ca === undefined ? {} : { ca }, (answer) => {
+      let body = '';
+      answer.setEncoding('utf8');
+      answer.on('data', (chunk: string) => {
+        if (body.length < SHOWN_BODY_CHARACTERS * 4) body += chunk;
+      });
+      answer.on('end', () => {
+        const ok = answer.statusCode === 200;
+        settle({
+          ok,
+          line: `${ok ? passed : failed}: ${answer.statusCode} ${oneLine(body)} from ${url}`,
+        });
+      });
+      answer.on('error', (error) =>
+        settle({ ok: false, line: `${failed}: cannot reach it (${reason(error)}) from ${url}` }),
+      );
+    });
+    request.on('error', (error) =>
+      settle({ ok: false, line: `${failed}: cannot reach it (${reason(error)}) from ${url}` }),
+    );
+  });
 }
 
-/** `<name> [--url <base>] [--timeout <ms>]`: the probe the arguments ask for, or why they are wrong. */
-export async function probeCommand(name: ProbeName, args: readonly string[]): Promise<ProbeResult> {
-  let values: { url?: string; timeout?: string };
-  try {
-    ({ values } = parseArgs({
-      args: [...args],
-      options: { url: { type: 'string' }, timeout: { type: 'string' } },
-      strict: true,
-    }));
-  } catch (error) {
-    return {
-      ok: false,
-      line: `${name}: ${error instanceof Error ? error.message : String(error)}`,
-    };
-  }
-  const base = values.url ?? DEFAULT_PROBE_URL;
+/** The options the probes take besides Edge's (`-e/--edge-url`, `-c/--ca-certificate-file`). */
+export const PROBE_VARIABLES = {
+  names: new Set(['URL', 'TIMEOUT']),
+  switches: new Set<string>(),
+} as const;
+
+/**
+ * The base a probe asks when none is given: Edge's `http://localhost:3063`, or the port the
+ * environment gives the proxy (`PORT`, `PROXY_PORT`), as the probe runs beside it.
+ */
+export function defaultProbeUrl(env: Readonly<Record<string, string | undefined>>): string {
+  const port = env.PORT || env.PROXY_PORT;
+  return port !== undefined && /^\d+$/.test(port) ? `http://localhost:${port}` : DEFAULT_PROBE_URL;
+}
+
+/**
+ * The probe its settings ask for (`--url`, `-e/--edge-url` or `EDGE_URL`; `-c/--ca-certificate-file`
+ * or `CA_CERTIFICATE_FILE`; `--timeout`), or why they are wrong.
+ */
+export async function probeCommand(
+  name: ProbeName,
+  settings: Readonly<Record<string, string>>,
+  env: Readonly<Record<string, string | undefined>>,
+): Promise<ProbeResult> {
+  const base = settings.URL ?? settings.EDGE_URL ?? (env.EDGE_URL || defaultProbeUrl(env));
   if (!/^https?:\/\//i.test(base) || !URL.canParse(base))
-    return { ok: false, line: `${name}: --url must be an http(s) URL, got "${base}"` };
-  const timeout = values.timeout ?? String(DEFAULT_PROBE_TIMEOUT_MS);
+    return { ok: false, line: `${name}: the URL to probe must be an http(s) URL, got "${base}"` };
+  const timeout = settings.TIMEOUT ?? String(DEFAULT_PROBE_TIMEOUT_MS);
   if (!/^\d+$/.test(timeout) || Number(timeout) === 0)
     return {
       ok: false,
       line: `${name}: --timeout must be a whole number of ms > 0, got "${timeout}"`,
     };
-  return probe(name, base, Number(timeout));
+  const caFile = settings.CA_CERTIFICATE_FILE ?? (env.CA_CERTIFICATE_FILE || undefined);
+  let ca: string | undefined;
+  if (caFile !== undefined) {
+    try {
+      ca = await readFile(caFile, 'utf8');
+    } catch (error) {
+      return { ok: false, line: `${name}: cannot read the CA certificate file: ${reason(error)}` };
+    }
+  }
+  return probe(name, base, Number(timeout), ca);
 }

@@ -56,6 +56,11 @@ export interface EvaluationRouteOptions {
   readonly headers: Readonly<Record<string, string>>;
   /** The app's writer of evaluation answers. */
   readonly writer: AnswerWriter;
+  /**
+   * `<mount>/features/:name` answers a toggle that is off for the context (200, `enabled: false`),
+   * as Unleash Edge does; without it, 404 as for an unknown one.
+   */
+  readonly answersDisabledFeature?: boolean;
 }
 
 /** The query as Fastify parses it: no schema runs on the hot path (see `evaluationDocs`). */
@@ -256,11 +261,13 @@ export function renderBody(
 }
 
 /**
- * One enabled toggle by name, for the context in the query (GET) or body (POST): Edge's
- * `/api/frontend/features/:name`. A disabled or unknown toggle is 404, like one the caller cannot see.
+ * One toggle by name, for the context in the query (GET) or body (POST): Edge's
+ * `/api/frontend/features/:name`. An unknown toggle is 404, like one the caller cannot see; so is a
+ * disabled one unless `answersDisabledFeature`.
  */
 function evaluateOne(options: EvaluationRouteOptions, source: 'query' | 'body') {
   const { defaults, flavour } = options;
+  const answersDisabled = options.answersDisabledFeature === true;
   return function evaluateNamedToggle(
     request: FastifyRequest<{ Params: { name: string } } & QueryRoute & TextBodyRoute>,
     reply: FastifyReply,
@@ -276,7 +283,8 @@ function evaluateOne(options: EvaluationRouteOptions, source: 'query' | 'body') 
           );
     const render = (ctx: Context): Rendered => {
       const result = compiled.evaluate(request.params.name, ctx);
-      if (result === undefined || !result.enabled) throw servingError('FEATURE_NOT_FOUND');
+      if (result === undefined || !(result.enabled || answersDisabled))
+        throw servingError('FEATURE_NOT_FOUND');
       const fragment = compiled.fragment(result);
       const tag = new ListTag();
       tag.add(fragment);
@@ -320,7 +328,9 @@ export function frontendRoutes(
     evaluateBody(options, false),
   );
   const one = {
-    summary: 'One enabled toggle for the context; 404 when it is disabled or unknown.',
+    summary: options.answersDisabledFeature
+      ? 'One toggle for the context, enabled or not; 404 when it is unknown.'
+      : 'One enabled toggle for the context; 404 when it is disabled or unknown.',
     tags: [FRONTEND_TAG],
     params: { type: 'object', properties: { name: { type: 'string' } }, required: ['name'] },
     response: { ...errorResponses(400, 401, 403, 404, 503) },

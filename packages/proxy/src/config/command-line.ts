@@ -1,0 +1,206 @@
+import { ConfigError } from '@flags/config';
+import { EDGE_OPTIONS, type EdgeOption, type EdgeScope, edgeVariable } from './edge-options.js';
+
+/** The subcommands, as Unleash Edge 20 names them. */
+export const COMMANDS = ['edge', 'offline', 'health', 'ready'] as const;
+export type CommandName = (typeof COMMANDS)[number];
+
+/** One of our own options as written (`--upstream-streaming polling`), not yet checked. */
+export interface OwnOption {
+  /** The variable it stands for. */
+  readonly name: string;
+  readonly label: string;
+  readonly value: string | undefined;
+}
+
+/** What a command line asks for. */
+export interface CommandLine {
+  /** `undefined`: no subcommand (serving with Unleash Proxy's defaults). */
+  readonly command: CommandName | undefined;
+  /** The Edge options given, as the environment variables they stand for (over the environment's). */
+  readonly variables: Readonly<Record<string, string>>;
+  /** Our own options, for `ownSettings` (which needs the command's options, loaded only to serve). */
+  readonly own: readonly OwnOption[];
+}
+
+/** Our own variables a command takes as `--kebab-case` options, and which of them are switches. */
+export interface OwnVariables {
+  readonly names: ReadonlySet<string>;
+  readonly switches: ReadonlySet<string>;
+}
+
+function isCommand(word: string): word is CommandName {
+  return (COMMANDS as readonly string[]).includes(word);
+}
+
+/** The scope a subcommand's own options have. */
+function scopeOf(command: CommandName | undefined): EdgeScope | undefined {
+  if (command === 'health' || command === 'ready') return 'probe';
+  return command;
+}
+
+/** Whether a command takes an Edge option of `scope` (wherever it stands: long options may stand anywhere). */
+function takes(command: CommandName | undefined, scope: EdgeScope): boolean {
+  if (scope === 'top' || scope === 'global') return true;
+  // Without a subcommand the proxy serves from an upstream, as `edge` does.
+  return scope === (scopeOf(command) ?? 'edge');
+}
+
+const BOOLEAN_WORD = /^(?:true|false)$/i;
+
+/** One option as written: `--name=value`, `--name`, `-x=value`, `-xvalue`, `-x`. */
+interface Written {
+  readonly text: string;
+  readonly inline: string | undefined;
+}
+
+function splitInline(arg: string, at: number): Written {
+  const equals = arg.indexOf('=', at);
+  return equals === -1
+    ? { text: arg, inline: undefined }
+    : { text: arg.slice(0, equals), inline: arg.slice(equals + 1) };
+}
+
+/**
+ * Reads a command line as Unleash Edge 20 takes it (`flags-proxy [OPTIONS] <edge|offline|health|
+ * ready> [OPTIONS]`, Edge's short and long options, lists repeated or comma-separated, switches
+ * without a value) and as flags-proxy always has (any of its variables as `--kebab-case <value>`,
+ * checked by `ownSettings`). Returns the Edge options as variables; throws a `ConfigError` naming
+ * every Edge option it cannot take. Edge options flags-proxy refuses or ignores are returned too,
+ * for `edgeVariableFindings`.
+ */
+export function parseCommandLine(args: readonly string[]): CommandLine {
+  let command: CommandName | undefined;
+  const problems: string[] = [];
+  /** Edge options given, with where each was given, for the scope check once the command is known. */
+  const edgeGiven: { option: EdgeOption; label: string; value: string }[] = [];
+  const ownGiven: OwnOption[] = [];
+  for (let i = 0; i < args.length; i++) {
+    const arg = args[i] as string;
+    if (!arg.startsWith('-') || arg === '-' || arg === '--') {
+      if (command === undefined && isCommand(arg)) {
+        command = arg;
+        continue;
+      }
+      problems.push(
+        command === undefined ? `unknown command "${arg}"` : `unexpected argument "${arg}"`,
+      );
+      continue;
+    }
+    const long = arg.startsWith('--');
+    const written = long ? splitInline(arg, 2) : splitInline(arg, 1);
+    let option: EdgeOption | undefined;
+    let inline = written.inline;
+    if (long) {
+      const name = written.text.slice(2);
+      option = EDGE_OPTIONS.find((candidate) => candidate.long === name);
+      if (option === undefined) {
+        // Whether it is a switch is known once the command is: a following word that is not an
+        // option or a command is its value (`--strict true` as well as `--upstream-url <url>`).
+        const next = args[i + 1];
+        const takesNext =
+          inline === undefined && next !== undefined && !next.startsWith('-') && !isCommand(next);
+        if (takesNext) i++;
+        ownGiven.push({
+          name: edgeVariable(name),
+          label: written.text,
+          value: takesNext ? next : inline,
+        });
+        continue;
+      }
+    } else {
+      const letter = arg.slice(1, 2);
+      // `-tvalue`: the rest of the word is the value.
+      if (inline === undefined && arg.length > 2) inline = arg.slice(2);
+      const here = scopeOf(command);
+      option = EDGE_OPTIONS.find(
+        (candidate) =>
+          candidate.short === letter &&
+          (here === undefined
+            ? candidate.scope === 'top' || candidate.scope === 'global'
+            : candidate.scope === 'global' || candidate.scope === here),
+      );
+      if (option === undefined) {
+        problems.push(`unknown option -${letter}${command === undefined ? '' : ` for ${command}`}`);
+        continue;
+      }
+    }
+    const label = long ? written.text : `-${option.short} (--${option.long})`;
+    let value: string;
+    if (option.flag) {
+      if (inline !== undefined && !BOOLEAN_WORD.test(inline)) {
+        problems.push(`${label} is a switch: give it alone, or as =true or =false`);
+        continue;
+      }
+      value = inline?.toLowerCase() ?? 'true';
+    } else if (inline !== undefined) value = inline;
+    else {
+      const next = args[i + 1];
+      if (next === undefined) {
+        problems.push(`${label} needs a value`);
+        continue;
+      }
+      value = next;
+      i++;
+    }
+    edgeGiven.push({ option, label, value });
+  }
+  const variables: Record<string, string> = {};
+  const counted = new Map<string, string[]>();
+  for (const { option, label, value } of edgeGiven) {
+    if (!takes(command, option.scope)) {
+      problems.push(
+        `${label} is an option of ${option.scope === 'probe' ? 'health and ready' : option.scope}, not of ${command ?? 'serving without a command'}`,
+      );
+      continue;
+    }
+    if (option.env === undefined) {
+      if (option.handling.kind === 'refused')
+        problems.push(
+          `${label} is an Unleash Edge option flags-proxy does not take: ${option.handling.instead}`,
+        );
+      continue;
+    }
+    const values = counted.get(option.env) ?? [];
+    if (values.length > 0 && !option.list) {
+      problems.push(`${label} is given more than once`);
+      continue;
+    }
+    counted.set(option.env, [...values, value]);
+  }
+  for (const [name, values] of counted) variables[name] = values.join(',');
+  if (problems.length > 0) throw new ConfigError(problems);
+  return { command, variables, own: ownGiven };
+}
+
+/**
+ * The command line's settings as variables: its Edge options and its own options, checked against
+ * the variables the command takes (`known`). Throws a `ConfigError` naming every option it does not
+ * take.
+ */
+export function ownSettings(line: CommandLine, known: OwnVariables): Record<string, string> {
+  const { command } = line;
+  const problems: string[] = [];
+  const variables: Record<string, string> = { ...line.variables };
+  for (const { name, label, value } of line.own) {
+    if (!known.names.has(name)) {
+      problems.push(`unknown option ${label}${command === undefined ? '' : ` for ${command}`}`);
+      continue;
+    }
+    if (known.switches.has(name)) {
+      if (value !== undefined && !BOOLEAN_WORD.test(value)) {
+        problems.push(`${label} is a switch: give it alone, or as =true or =false`);
+        continue;
+      }
+      variables[name] = value?.toLowerCase() ?? 'true';
+      continue;
+    }
+    if (value === undefined) {
+      problems.push(`${label} needs a value`);
+      continue;
+    }
+    variables[name] = value;
+  }
+  if (problems.length > 0) throw new ConfigError(problems);
+  return variables;
+}
