@@ -19,12 +19,12 @@ interface Family {
   readonly metrics: Sample[];
 }
 
-const require = createRequire(import.meta.url);
+const load = createRequire(import.meta.url);
 // Third-party readers, not the code that wrote the output: a text-format parser, a snappy
 // decoder and protobufjs with the remote-write schema written out below.
-const parse = require('parse-prometheus-text-format') as (text: string) => Family[];
-const snappy = require('snappyjs') as { uncompress(input: Uint8Array): Uint8Array };
-const protobuf = require('protobufjs') as typeof import('protobufjs');
+const parse = load('parse-prometheus-text-format') as (text: string) => Family[];
+const snappy = load('snappyjs') as { uncompress(input: Uint8Array): Uint8Array };
+const protobuf = load('protobufjs') as typeof import('protobufjs');
 
 /**
  * Every series Unleash Edge 20.4 (open source) exposes, with the file of its source that
