@@ -10,6 +10,8 @@ import { configWarnings } from './config/warnings.js';
 import { createLogger } from './logger.js';
 import { FileBackup } from './sync/backup-file.js';
 import { RedisBackup } from './sync/backup-redis.js';
+import { S3Backup } from './sync/backup-s3.js';
+import { EdgeBackup, isEdgeBackupSource } from './sync/edge-backup.js';
 import { type Environment, Environments } from './sync/environments.js';
 import {
   backupKey,
@@ -39,6 +41,7 @@ export { options as optionTable, proxySchema } from './config/options.js';
 export { offlineSchema } from './offline/options.js';
 export { FileBackup } from './sync/backup-file.js';
 export { RedisBackup } from './sync/backup-redis.js';
+export { S3Backup } from './sync/backup-s3.js';
 export type { Environment, Environments } from './sync/environments.js';
 export type { FeedSync } from './sync/feed-sync.js';
 export type { MetricsReporter } from './usage/reporter.js';
@@ -76,8 +79,11 @@ export async function createProxy(
     loadEnrichers(config.expCustomEnrichers),
   ]);
   const upstream = createUpstreamClient(config);
-  // The file and Redis providers are ours to close; an in-code provider belongs to its caller.
-  const storage = tracked(storageOf(config, log), config.storageProvider === undefined);
+  // The file, Redis and S3 providers are ours to close; an in-code provider belongs to its caller.
+  const provider = storageOf(config, log);
+  const storage = tracked(provider, config.storageProvider === undefined);
+  // What Unleash Edge saved in the same store, read where none of ours is there (a switch-over).
+  const edgeBackup = isEdgeBackupSource(provider) ? new EdgeBackup(provider, log) : undefined;
   // The validated tokens read back from their backup (below). An environment's backup is not
   // served before them: a request right then, with the upstream down, would find its token
   // unchecked (401). Both come from one store, so this waits no longer than the backup itself.
@@ -87,7 +93,9 @@ export async function createProxy(
     if (storage === undefined) return;
     const key = backupKey(config, environment.name);
     saveSnapshots(environment.state, storage, key, log);
-    void loadBackup(environment.state, storage, key, log, tokensRead).then((applied) => {
+    const edge =
+      edgeBackup === undefined ? undefined : { backup: edgeBackup, environment: environment.name };
+    void loadBackup(environment.state, storage, key, log, tokensRead, edge).then((applied) => {
       if (applied) environment.poller.markReady();
     });
   };
@@ -166,7 +174,7 @@ export async function createProxy(
     const key = tokensKey(config);
     saveTokens(validator, storage, key, log);
     // Client tokens that brought in environments before the restart bring them in again.
-    tokensRead = loadTokens(validator, storage, key, log).then(() => {
+    tokensRead = loadTokens(validator, storage, key, log, edgeBackup).then(() => {
       if (config.strictTokens) return;
       for (const { info } of validator.records())
         if (info?.type === 'client') environments.add(info.environment, info.token, info.projects);
@@ -229,11 +237,11 @@ function tracked(
   };
 }
 
-/** The backup storage: the in-code provider, else Redis (`redisUrl`), else a directory (`backupDir`). */
+/** The backup storage: the in-code provider, else the one store configured (Redis, S3 or a directory). */
 function storageOf(config: ProxyConfig, log: Logger): StorageProvider | undefined {
   if (config.storageProvider !== undefined) return config.storageProvider;
-  if (config.redisUrl !== undefined)
-    return new RedisBackup(config.redisUrl, config.redisKeyPrefix, log);
+  if (config.redis !== undefined) return new RedisBackup(config.redis, config.redis.keyPrefix, log);
+  if (config.s3 !== undefined) return new S3Backup(config.s3);
   if (config.backupDir !== undefined) return new FileBackup(config.backupDir);
   return undefined;
 }

@@ -348,7 +348,7 @@ describe('Unleash Edge’s variable names', () => {
       [{ TOKEN_REVALIDATION_INTERVAL_SECONDS: '120' }, (c) => c.tokenRevalidationInterval, 120_000],
       [{ UPSTREAM_REQUEST_TIMEOUT: '5' }, (c) => c.upstreamTimeoutMs, 5000],
       [{ BACKUP_FOLDER: '/var/lib/edge' }, (c) => c.backupDir, '/var/lib/edge'],
-      [{ REDIS_URL: 'redis://redis:6379/0' }, (c) => c.redisUrl?.href, 'redis://redis:6379/0'],
+      [{ REDIS_URL: 'redis://redis:6379/0' }, (c) => c.redis?.urls[0]?.href, 'redis://redis:6379/0'],
       [{ BASE_PATH: '/edge' }, (c) => c.proxyBasePath, '/edge'],
       [{ TRUST_PROXY: 'true' }, (c) => c.trustProxy, true],
       [

@@ -1,6 +1,7 @@
 import { hostname } from 'node:os';
 import { ConfigError, type Environment, type Loaded } from '@flags/config';
 import { resolveCors, trustsForwardedAddress } from '@flags/serving';
+import { backupTargets } from './backup.js';
 import { type ProxyOptions, proxyConfig, type proxySchema } from './options.js';
 
 export { ConfigError };
@@ -79,9 +80,8 @@ function resolve(options: Options) {
       options.ignoreCallerRemoteAddress ?? trustsForwardedAddress(options.trustProxy),
     clientKeysHeaderName: options.clientKeysHeaderName.toLowerCase(),
     storageProvider: options.storageProvider,
-    backupDir: options.backupDir,
-    redisUrl: urlOrNone(options.redisUrl),
-    redisKeyPrefix: options.redisKeyPrefix,
+    /** The backup store (`backupDir`, `redis` or `s3`; at most one is set). */
+    ...backupTargets(options),
     enableOAS: options.enableOAS,
     enableAllEndpoint: options.enableAllEndpoint,
     enableTokensEndpoint: options.enableTokensEndpoint,

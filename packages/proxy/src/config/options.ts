@@ -35,6 +35,13 @@ export const UNLEASH_TOKEN_PATTERN = '^[^:.\\s]+:[^:.\\s]+\\..+$';
 export const UPSTREAM_SYNC_MODES = ['auto', 'polling'] as const;
 
 export const LOG_LEVELS = ['debug', 'info', 'warn', 'error', 'fatal'] as const;
+
+/** Unleash Edge's `REDIS_MODE`: one server, or a Redis Cluster. */
+export const REDIS_MODES = ['single', 'cluster'] as const;
+
+/** Unleash Edge's `REDIS_SCHEME` values (`tcp` and `tls` are other names of `redis` and `rediss`). */
+export const REDIS_SCHEMES = ['redis', 'rediss', 'tcp', 'tls', 'unix', 'redis-unix'] as const;
+
 export type LogLevel = (typeof LOG_LEVELS)[number];
 
 /** Backup storage for the last good upstream payload. */
@@ -387,20 +394,73 @@ export const proxySchema = Type.Object(
     }),
     storageProvider: option(Type.Unsafe<StorageProvider>({}), {
       env: [],
-      doc: 'Backup storage `{ get(key), set(key, value) }` (in-code only); wins over `redisUrl` and `backupDir`.',
+      doc: 'Backup storage `{ get(key), set(key, value) }` (in-code only); wins over `redisUrl`, `s3BucketName` and `backupDir`.',
     }),
     backupDir: option(Type.String(), {
       env: ['BACKUP_DIR', 'BACKUP_FOLDER'],
-      doc: 'Directory where every new upstream payload is saved (atomic rename) and read back at start when the upstream is down.',
+      doc: 'Directory where every new upstream payload is saved (atomic rename) and read back at start when the upstream is down (Unleash Edge’s files too, see Backups). At most one of `backupDir`, `redisUrl`/`redisHost` and `s3BucketName`.',
     }),
-    redisUrl: option(url(), {
+    redisUrl: option(Type.Array(Type.String({ format: 'url' }), { minItems: 1 }), {
       env: ['REDIS_URL'],
-      doc: 'Redis URL (`redis://host:6379/0`) where every new upstream payload is saved and read back at start when the upstream is down; wins over `backupDir`.',
+      doc: 'Redis URL (`redis://host:6379/0`, `rediss://` for TLS) where every new upstream payload is saved and read back at start when the upstream is down (Unleash Edge’s keys too, see Backups). With `redisMode` `cluster`, a comma-separated list of the cluster’s nodes; otherwise only the first URL is used.',
+    }),
+    redisMode: option(Type.Enum(REDIS_MODES), {
+      env: ['REDIS_MODE'],
+      fromEnv: lowerCase,
+      default: 'single',
+      doc: '`single`: one Redis server. `cluster`: a Redis Cluster reached through the nodes `redisUrl` lists (keys are spread over its shards).',
+    }),
+    redisHost: option(Type.String({ minLength: 1 }), {
+      env: ['REDIS_HOST'],
+      doc: 'Redis host, when `redisUrl` is not set: the URL is built from `redisScheme`, this host, `redisPort`, `redisUsername` and `redisPassword` (`single` mode only).',
+    }),
+    redisPort: option(Type.Integer({ minimum: 1, maximum: 65535 }), {
+      env: ['REDIS_PORT'],
+      doc: 'Redis port; replaces the port of `redisUrl` (single mode) or goes with `redisHost`. Default: the URL’s, else 6379.',
+    }),
+    redisUsername: option(Type.String({ minLength: 1 }), {
+      env: ['REDIS_USERNAME'],
+      doc: 'Redis user (ACL); replaces the one in `redisUrl` (for every node in `cluster` mode).',
+    }),
+    redisPassword: option(Type.String({ minLength: 1 }), {
+      env: ['REDIS_PASSWORD'],
+      secret: true,
+      doc: 'Redis password; replaces the one in `redisUrl` (for every node in `cluster` mode).',
+    }),
+    redisScheme: option(Type.Enum(REDIS_SCHEMES), {
+      env: ['REDIS_SCHEME'],
+      fromEnv: lowerCase,
+      default: 'redis',
+      doc: 'Scheme of the URL built from `redisHost`: `redis`/`tcp` plain, `rediss`/`tls` TLS, `unix`/`redis-unix` a socket (the host is then its path).',
+    }),
+    redisSecure: option(Type.Boolean(), {
+      env: ['REDIS_SECURE'],
+      default: false,
+      doc: '`true`: Redis is reached over TLS (`rediss://`) whatever the scheme of `redisUrl` or `redisScheme`.',
+    }),
+    redisReadConnectionTimeoutMs: option(Type.Integer({ exclusiveMinimum: 0 }), {
+      env: ['REDIS_READ_CONNECTION_TIMEOUT_MILLISECONDS'],
+      default: 2000,
+      doc: 'Longest wait, ms, to connect to Redis and read a backup at start; past it the read counts as failed (logged) and the proxy goes on without the backup.',
+    }),
+    redisWriteConnectionTimeoutMs: option(Type.Integer({ exclusiveMinimum: 0 }), {
+      env: ['REDIS_WRITE_CONNECTION_TIMEOUT_MILLISECONDS'],
+      default: 2000,
+      doc: 'Longest wait, ms, to connect to Redis and save a backup; past it the write counts as failed (logged).',
     }),
     redisKeyPrefix: option(Type.String(), {
       env: ['REDIS_KEY_PREFIX'],
       default: 'flags-proxy:',
       doc: 'Prefix of the Redis backup key (the key is `<prefix>flags-proxy-backup-<flagsAppName>`).',
+    }),
+    s3BucketName: option(Type.String({ minLength: 1 }), {
+      env: ['S3_BUCKET_NAME'],
+      doc: 'S3 bucket where every new upstream payload is saved (object `flags-proxy-backup-<flagsAppName>.json`) and read back at start when the upstream is down (Unleash Edge’s objects too, see Backups). Region, credentials and endpoint come from the standard AWS settings (`AWS_REGION`, `AWS_ACCESS_KEY_ID`/`AWS_SECRET_ACCESS_KEY`, `AWS_PROFILE`, roles, `AWS_ENDPOINT_URL_S3` for an S3-compatible store).',
+    }),
+    s3ForcePathStyle: option(Type.Boolean(), {
+      env: ['S3_FORCE_PATH_STYLE'],
+      default: false,
+      doc: '`true`: the bucket goes in the path (`https://host/bucket/key`), not the host name, as most S3-compatible stores (MinIO, …) need.',
     }),
     enableOAS: option(Type.Boolean(), {
       env: ['ENABLE_OAS'],

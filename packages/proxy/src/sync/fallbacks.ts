@@ -4,6 +4,7 @@ import type { TokenRecord, TokenValidator } from '../auth/token-validator.js';
 import { parseUnleashToken } from '../auth/unleash-token.js';
 import type { ProxyConfig } from '../config/load.js';
 import type { Logger, StorageProvider } from '../config/options.js';
+import type { EdgeBackup } from './edge-backup.js';
 import type { UpstreamClient } from './http-client.js';
 import { upstreamHeaders } from './upstream.js';
 import { payloadProblem } from './validate.js';
@@ -50,16 +51,25 @@ export function saveTokens(
   });
 }
 
-/** Reads the saved tokens back (what the validator already knows wins). */
+/**
+ * Reads the saved tokens back (what the validator already knows wins); with none of ours saved,
+ * the tokens Unleash Edge saved in the same store (`edge`).
+ */
 export async function loadTokens(
   validator: TokenValidator,
   provider: StorageProvider,
   key: string,
   log: Logger,
+  edge?: EdgeBackup,
 ): Promise<void> {
   try {
     const backup = (await provider.get(key)) as unknown as TokenBackup | undefined;
-    if (backup === undefined || backup === null || !Array.isArray(backup.tokens)) return;
+    if (backup === undefined || backup === null || !Array.isArray(backup.tokens)) {
+      const records = (await edge?.tokens()) ?? [];
+      if (records.length > 0) log.info({ tokens: records.length }, 'read Unleash Edge’s tokens');
+      validator.restore(records);
+      return;
+    }
     validator.restore(backup.tokens.filter(isTokenRecord));
   } catch (error) {
     log.warn(
@@ -127,7 +137,10 @@ function applyIfNotReady(
   return true;
 }
 
-/** Serves the payload saved under `key` until the first upstream sync; whether it was applied. */
+/**
+ * Serves the payload saved under `key` until the first upstream sync, or with none of ours
+ * saved, the one Unleash Edge saved for the environment (`edge`); whether one was applied.
+ */
 export async function loadBackup(
   state: EnvironmentState,
   provider: StorageProvider,
@@ -135,9 +148,15 @@ export async function loadBackup(
   log: Logger,
   /** Applied only once this has settled too (read meanwhile). */
   after: Promise<unknown> = Promise.resolve(),
+  edge?: { readonly backup: EdgeBackup; readonly environment: string },
 ): Promise<boolean> {
   try {
     const [payload] = await Promise.all([provider.get(key), after]);
+    if (payload === undefined && edge !== undefined) {
+      const edgePayload = await edge.backup.features(edge.environment);
+      if (edgePayload === undefined) return false;
+      return applyIfNotReady(state, edgePayload, 'Unleash Edge backup', log);
+    }
     return applyIfNotReady(state, payload, 'backup', log);
   } catch (error) {
     log.warn(
@@ -158,7 +177,7 @@ export async function loadBootstrap(
   const bootstrap = config.bootstrap;
   if (bootstrap === undefined) return false;
   const headers: Record<string, string> = { ...upstreamHeaders(config) };
-  delete headers.authorization;
+  delete headers[config.upstreamAuthHeader];
   if (bootstrap.authorization !== undefined) headers.authorization = bootstrap.authorization;
   try {
     const response = await upstream.request(bootstrap.url, {
