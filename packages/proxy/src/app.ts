@@ -20,7 +20,7 @@ import {
 } from '@flags/serving';
 import Fastify, { type FastifyBaseLogger, type FastifyInstance } from 'fastify';
 import { Counter } from 'prom-client';
-import { Authorizer, pretrustedKeys } from './auth/access.js';
+import { Authorizer, pretrustedKeys, pretrustedListing } from './auth/access.js';
 import { EventCredentials, signingSecretOf } from './auth/event-credential.js';
 import { keyInHeader, ofrepKey } from './auth/require-key.js';
 import type { TokenValidator } from './auth/token-validator.js';
@@ -42,6 +42,7 @@ import { bulkMetricsRoutes } from './routes/bulk-metrics.js';
 import { clientDeltaRoutes } from './routes/client-delta.js';
 import { clientFeaturesRoutes } from './routes/client-features.js';
 import { type ClientStreamTopic, clientStreamingRoutes } from './routes/client-streaming.js';
+import { edgeInstanceDataRoutes } from './routes/edge-instance-data.js';
 import { edgeValidateRoutes } from './routes/edge-validate.js';
 import { healthRoutes } from './routes/health.js';
 import { metricsRoutes } from './routes/metrics.js';
@@ -52,6 +53,9 @@ import { registerRoutes } from './routes/register.js';
 import { ChangeLogs } from './streaming/change-log.js';
 import type { Environments } from './sync/environments.js';
 import type { UpstreamClient } from './sync/http-client.js';
+import { PROXY_VERSION } from './sync/upstream.js';
+import type { Sender } from './usage/batches.js';
+import { InstanceData } from './usage/instance-data.js';
 import { registerUsageMetrics } from './usage/prometheus-usage.js';
 
 export interface AppDeps {
@@ -68,6 +72,10 @@ export interface AppDeps {
   readonly upstream?: UpstreamClient;
   /** The sync loop's last successful check, for Prometheus. */
   readonly clock?: FetchClock;
+  /** How usage metrics name the proxy (`MetricsReporter.sender`); none: `/metricsbatch` lists nothing. */
+  readonly usageSender?: Sender;
+  /** The instance data sent upstream (none: one of the app's own, never sent). */
+  readonly instanceData?: InstanceData;
 }
 
 /**
@@ -157,11 +165,27 @@ export async function buildApp(config: ProxyConfig, deps: AppDeps): Promise<Fast
     await app.register(allRoutes, { ...evaluation, ...mount, enabled: config.enableAllEndpoint });
   }
   await app.register(healthRoutes, { prefix });
+  const instanceData =
+    deps.instanceData ??
+    new InstanceData({
+      appName: config.flagsAppName,
+      identifier: config.flagsInstanceId,
+      version: PROXY_VERSION,
+    });
   await app.register(backstageRoutes, {
     prefix,
     environments,
     validator: deps.validator,
-    tokens: config.enableTokensEndpoint,
+    pretrusted: pretrustedListing(config.pretrustedTokens),
+    refreshIntervalMs: config.refreshInterval,
+    sender: deps.usageSender,
+    instanceData,
+    serve: {
+      tokens: config.enableTokensEndpoint,
+      features: config.enableFeaturesEndpoint,
+      metricsBatch: config.enableMetricsBatchEndpoint,
+      instanceData: config.enableInstanceDataEndpoint,
+    },
   });
   // Unleash Proxy's path behind readiness, as it always was; Edge's answers from the start.
   await app.register(prometheusRoutes, {
@@ -187,6 +211,7 @@ export async function buildApp(config: ProxyConfig, deps: AppDeps): Promise<Fast
     path: '/api/client/features',
     authenticate: hooks.client,
     headers: cacheHeaders.serverSide,
+    post: true,
   });
   // Delta and streaming answer from one change log per environment; streams end when the app closes.
   const changeLogs = new ChangeLogs({ retained: config.deltaEventsRetained });
@@ -238,13 +263,21 @@ export async function buildApp(config: ProxyConfig, deps: AppDeps): Promise<Fast
       authenticate: hooks.client,
     });
     await reports.register(bulkMetricsRoutes, { ...reporting, authenticate: hooks.client });
+    await reports.register(edgeInstanceDataRoutes, {
+      ...reporting,
+      authenticate: hooks.client,
+      instanceData,
+    });
     await reports.register(registerRoutes, {
       ...registering,
       path: '/proxy/client/register',
       accepted: 200,
       authenticate: hooks.proxyAny,
     });
-    for (const path of ['/api/frontend/client/register', '/api/proxy/client/register']) {
+    // Edge serves registration under `/all` too, as the metrics above.
+    for (const path of ['/api/frontend', '/api/frontend/all', '/api/proxy', '/api/proxy/all'].map(
+      (mount) => `${mount}/client/register`,
+    )) {
       await reports.register(registerRoutes, {
         ...registering,
         path,

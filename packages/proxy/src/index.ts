@@ -25,9 +25,11 @@ import {
 import { FeedSync } from './sync/feed-sync.js';
 import { createUpstreamClient } from './sync/http-client.js';
 import { registerUpstream } from './sync/register.js';
-import { upstreamHeaders } from './sync/upstream.js';
+import { PROXY_VERSION, upstreamHeaders } from './sync/upstream.js';
 import { UsageAggregator } from './usage/aggregator.js';
 import { PendingBudget } from './usage/pending-budget.js';
+import { InstanceData } from './usage/instance-data.js';
+import { InstanceDataSender } from './usage/instance-data-sender.js';
 import { MetricsReporter } from './usage/reporter.js';
 
 // The public surface: the factories, the app builder, configuration, the backup stores users may
@@ -136,6 +138,18 @@ export async function createProxy(
     environments.add(name, token, parsed === undefined ? ['*'] : projectsOf(parsed), true);
   }
   const reporter = new MetricsReporter(config, environments, upstream, log);
+  const instanceData = new InstanceData({
+    appName: config.flagsAppName,
+    identifier: config.flagsInstanceId,
+    version: PROXY_VERSION,
+  });
+  const instanceDataSender = new InstanceDataSender({
+    config,
+    environments,
+    data: instanceData,
+    upstream,
+    log,
+  });
   const validator = config.startupTokens.some((token) => parseUnleashToken(token) !== undefined)
     ? new TokenValidator({
         upstream,
@@ -157,6 +171,7 @@ export async function createProxy(
     environments.stop();
     await environments.idle();
     await reporter.stop();
+    await instanceDataSender.stop();
     await storage?.close();
     await upstream.close();
   };
@@ -168,6 +183,8 @@ export async function createProxy(
     onClose,
     upstream,
     clock: environments.default.poller,
+    usageSender: reporter.enabled ? reporter.sender : undefined,
+    instanceData,
   });
   const defaultEnvironment = environments.default;
   if (storage !== undefined && validator !== undefined) {
@@ -192,6 +209,7 @@ export async function createProxy(
     strategies.map((strategy) => strategy.name),
   );
   reporter.start();
+  instanceDataSender.start();
   return {
     app,
     config,

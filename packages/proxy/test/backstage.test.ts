@@ -3,7 +3,7 @@ import { createRequire } from 'node:module';
 import { after, before, describe, it } from 'node:test';
 import { createProxy, type ProxyApp, type ProxyOptions, type StorageProvider } from '@flags/proxy';
 import type { ClientFeatures } from '@flags/schemas';
-import { anonymizeToken } from '../src/auth/unleash-token.js';
+import { anonymizeToken, edgeAnonymizedToken } from '../src/auth/unleash-token.js';
 import { EdgeUpstream, type EnvironmentPayload, onFeature } from './helpers/edge-upstream.js';
 import { type Answer, waitFor } from './helpers/proxy.js';
 import { RecordingLogger } from './helpers/recording-logger.js';
@@ -189,48 +189,46 @@ describe('operations endpoints (/internal-backstage)', () => {
     });
     after(() => run.close());
 
-    it('lists the tokens: each environment with its sync tokens, the validated ones, refusals counted', async () => {
+    it('lists the tokens in Edge’s shape: the sync tokens per feed, the validated ones, refusals counted', async () => {
       const answer = await run.get('/internal-backstage/tokens');
       assert.equal(answer.status, 200);
       const body = answer.json();
+      const refreshes = body.tokenRefreshes as Array<{
+        token: { token: string; environment: string; projects: string[] };
+        last_refreshed: string;
+        last_check: string;
+        last_feature_count: number;
+      }>;
       assert.deepEqual(
-        body.environments.map((e: { name: string; startup: boolean; ready: boolean }) => [
-          e.name,
-          e.startup,
-          e.ready,
-        ]),
+        refreshes.map(({ token }) => [token.environment, token.token, token.projects]),
         [
-          ['development', true, true],
-          ['production', true, true],
-          ['staging', false, true],
+          ['development', edgeAnonymizedToken(DEV_CLIENT), ['*']],
+          ['production', edgeAnonymizedToken(PROD_CLIENT), ['*']],
+          ['staging', edgeAnonymizedToken(STAGING_CLIENT), ['*']],
         ],
       );
-      const production = body.environments[1];
-      assert.equal(production.flags, 3);
+      const production = refreshes[1];
+      assert.ok(production);
+      assert.equal(production.last_feature_count, 3);
       const state = run.proxy.environments.get('production')?.state;
-      assert.equal(production.lastUpdate, new Date(state?.lastUpdateMs ?? 0).toISOString());
-      assert.ok(Date.parse(production.lastCheck) >= Date.parse(production.lastUpdate));
-      assert.deepEqual(
-        production.tokens.map((t: { token: string; projects: string[] }) => [t.token, t.projects]),
-        [[anonymizeToken(PROD_CLIENT), ['*']]],
-      );
-      assert.ok(production.tokens[0].lastUpdate && production.tokens[0].lastCheck);
+      assert.equal(production.last_refreshed, new Date(state?.lastUpdateMs ?? 0).toISOString());
+      assert.ok(Date.parse(production.last_check) >= Date.parse(production.last_refreshed));
 
       const validated = Object.fromEntries(
-        body.validated.map((t: { token: string }) => [t.token, t]),
+        body.tokenValidationStatus.map((t: { token: string }) => [t.token, t]),
       );
-      assert.deepEqual(validated[anonymizeToken(BILLING_FRONTEND)], {
-        token: anonymizeToken(BILLING_FRONTEND),
+      assert.deepEqual(validated[edgeAnonymizedToken(BILLING_FRONTEND)], {
+        token: edgeAnonymizedToken(BILLING_FRONTEND),
         type: 'frontend',
         environment: 'production',
         projects: ['billing'],
-        checkedAt: validated[anonymizeToken(BILLING_FRONTEND)].checkedAt,
+        status: 'Validated',
       });
-      assert.ok(Date.parse(validated[anonymizeToken(BILLING_FRONTEND)].checkedAt) > 0);
-      assert.equal(validated[anonymizeToken(DEV_FRONTEND)].type, 'frontend');
-      assert.equal(validated[anonymizeToken(STAGING_CLIENT)].environment, 'staging');
-      assert.equal(body.validated.length, 3, 'refused tokens are not listed');
-      assert.deepEqual(body.counts, { valid: 3, invalid: 1, pending: 0 });
+      assert.equal(validated[edgeAnonymizedToken(DEV_FRONTEND)].type, 'frontend');
+      assert.equal(validated[edgeAnonymizedToken(STAGING_CLIENT)].environment, 'staging');
+      assert.equal(validated[edgeAnonymizedToken(STAGING_CLIENT)].type, 'backend');
+      assert.equal(body.tokenValidationStatus.length, 3, 'refused tokens are not listed');
+      assert.equal(body.invalidTokenCount, 1);
 
       for (const token of [
         DEV_CLIENT,

@@ -40,11 +40,7 @@ async function enabled({ proxy }: Streaming): Promise<string[]> {
 /** How each feed syncs, as `/internal-backstage/tokens` shows it. */
 async function syncModes({ proxy }: Streaming): Promise<string[]> {
   const answer = await proxy.app.inject({ method: 'GET', url: '/internal-backstage/tokens' });
-  return answer
-    .json()
-    .environments.flatMap((environment: { tokens: Array<{ sync: string }> }) =>
-      environment.tokens.map((token) => token.sync),
-    );
+  return answer.json().tokenRefreshes.map((refresh: { sync: string }) => refresh.sync);
 }
 
 /** The features the upstream holds, enabled ones by name: what the proxy should end up serving. */

@@ -3,6 +3,7 @@ export * from './client-features.js';
 export * from './context.js';
 export * from './delta.js';
 export * from './edge.js';
+export * from './edge-instance-data.js';
 export * from './error.js';
 export * from './frontend.js';
 export * from './import-export.js';

@@ -122,6 +122,20 @@ function pretrusted(entry: string): readonly [string, Grant] {
   return [key, grant];
 }
 
+/** What `/internal-backstage/tokens` lists of `pretrustedTokens` entries (Edge's `Trusted` tokens). */
+export function pretrustedListing(
+  entries: readonly string[],
+): Array<{
+  readonly token: string;
+  readonly environment: string | undefined;
+  readonly projects: readonly string[];
+}> {
+  return entries.map((entry) => {
+    const grant = pretrusted(entry)[1];
+    return { token: grant.key, environment: grant.environment, projects: grant.projects };
+  });
+}
+
 /** The keys callers present for `pretrustedTokens` entries (`secret@environment` → `secret`). */
 export function pretrustedKeys(entries: readonly string[]): string[] {
   return entries.map((entry) => pretrusted(entry)[0]);

@@ -70,3 +70,23 @@ export function anonymizeToken(token: string): string {
   const shown = secret.length > 12 ? `${secret.slice(0, 4)}…${secret.slice(-4)}` : '****';
   return dot === -1 ? shown : `${token.slice(0, dot + 1)}${shown}`;
 }
+
+/**
+ * A token as Unleash Edge 20 lists it (`anonymize_token`, `unleash-edge-types/src/tokens.rs`): of
+ * `<project>:<environment>.<hash>` the hash's first and last six characters around `****`; of a
+ * versioned `<project>:<environment>.<version>_<selector>_<secret>` everything but the secret. Any
+ * other text (a plain client key, a hash too short to cut so), which Edge shows unchanged, is masked
+ * as `anonymizeToken` masks it: a listing never hands out a working secret.
+ */
+export function edgeAnonymizedToken(token: string): string {
+  const parts = token.split(/[:._]/);
+  if (parts.length === 3) {
+    const [project, environment, hash] = parts as [string, string, string];
+    if (hash.length >= 18)
+      return `${project}:${environment}.${hash.slice(0, 6)}****${hash.slice(-6)}`;
+  } else if (parts.length === 5) {
+    const [project, environment, version, selector] = parts as [string, string, string, string];
+    return `${project}:${environment}.${version}_${selector}`;
+  }
+  return anonymizeToken(token);
+}

@@ -85,6 +85,9 @@ function resolve(options: Options) {
     enableOAS: options.enableOAS,
     enableAllEndpoint: options.enableAllEndpoint,
     enableTokensEndpoint: options.enableTokensEndpoint,
+    enableFeaturesEndpoint: options.enableFeaturesEndpoint,
+    enableMetricsBatchEndpoint: options.enableMetricsBatchEndpoint,
+    enableInstanceDataEndpoint: options.enableInstanceDataEndpoint,
     maxBodyBytes: options.maxBodyBytes,
     usageMaxPendingBytes: options.usageMaxPendingBytes,
     /** Longest time to receive a whole request, ms; 0: no limit. */

@@ -475,7 +475,28 @@ export const proxySchema = Type.Object(
     enableTokensEndpoint: option(Type.Boolean(), {
       env: ['PROXY_ENABLE_TOKENS_ENDPOINT', invertedVariable('DISABLE_TOKENS_ENDPOINT')],
       default: true,
-      doc: 'Serves `GET /internal-backstage/tokens` without a key, as Unleash Edge does: the environments synced and the tokens validated, with their projects, secrets masked. `false` answers 404 there (Edge’s `--disable-tokens-endpoint`).',
+      doc: 'Serves `GET /internal-backstage/tokens` without a key, in Unleash Edge’s shape: the client tokens synced with and the tokens validated, with their environments and projects, secrets masked as Edge masks them. `false` answers 404 there (Edge’s `--disable-tokens-endpoint`).',
+    }),
+    enableFeaturesEndpoint: option(Type.Boolean(), {
+      env: ['PROXY_ENABLE_FEATURES_ENDPOINT', invertedVariable('DISABLE_FEATURES_ENDPOINT')],
+      default: true,
+      doc: 'Serves `GET /internal-backstage/features` without a key, as Unleash Edge does: every synced environment’s whole flag configuration (strategies, constraints, segments, variants). Anyone who reaches the port can read it; turn it off, or keep `/internal-backstage` off the public network, where that configuration is not public. `false` answers 404 there (Edge’s `--disable-features-endpoint`).',
+    }),
+    enableMetricsBatchEndpoint: option(Type.Boolean(), {
+      env: [
+        'PROXY_ENABLE_METRICS_BATCH_ENDPOINT',
+        invertedVariable('DISABLE_METRICS_BATCH_ENDPOINT'),
+      ],
+      default: true,
+      doc: 'Serves `GET /internal-backstage/metricsbatch` without a key, as Unleash Edge does: the usage metrics waiting for the next upstream send (application and flag names, counts). `false` answers 404 there (Edge’s `--disable-metrics-batch-endpoint`).',
+    }),
+    enableInstanceDataEndpoint: option(Type.Boolean(), {
+      env: [
+        'PROXY_ENABLE_INSTANCE_DATA_ENDPOINT',
+        invertedVariable('DISABLE_INSTANCE_DATA_ENDPOINT'),
+      ],
+      default: true,
+      doc: 'Serves `GET /internal-backstage/instancedata` without a key, as Unleash Edge does: the instance data this proxy sends upstream and what downstream relays sent it. `false` answers 404 there (Edge’s `--disable-instance-data-endpoint`).',
     }),
     maxBodyBytes: option(Type.Integer({ exclusiveMinimum: 0 }), {
       env: ['PROXY_MAX_BODY_BYTES'],

@@ -16,7 +16,7 @@ interface DocsConfig {
  */
 /**
  * A schema as OpenAPI 3.0 can describe it: without `propertyNames` (the bounds on report keys, issue
- * 40), which it lacks; validation keeps them.
+ * 40), which it lacks; validation keeps them. Answers that list reports carry them too.
  */
 function withoutPropertyNames(schema: unknown): unknown {
   if (Array.isArray(schema)) return schema.map(withoutPropertyNames);
@@ -68,7 +68,9 @@ export async function registerOpenApi(app: FastifyInstance, config: ProxyConfig)
       }
       const docs = (route.config as DocsConfig | undefined)?.docs;
       const body = schema?.body === undefined ? {} : { body: withoutPropertyNames(schema.body) };
-      return { schema: { ...schema, ...body, ...docs }, url };
+      const response =
+        schema?.response === undefined ? {} : { response: withoutPropertyNames(schema.response) };
+      return { schema: { ...schema, ...body, ...response, ...docs }, url };
     },
   });
   await app.register(swaggerUi, {

@@ -2,7 +2,7 @@ import { createHash } from 'node:crypto';
 import { clientFeaturesSchema } from '@flags/schemas';
 import type { CompiledState } from '@flags/serving';
 import { errorResponses, notModified, SERVER_SIDE_TAG } from '@flags/serving';
-import type { FastifyInstance } from 'fastify';
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { AuthorizeHook as Authenticate } from '../auth/access.js';
 import { ProxyError } from '../errors.js';
 
@@ -13,6 +13,8 @@ export interface ClientFeaturesRouteOptions {
   readonly authenticate: Authenticate;
   /** `KeyedAnswerHeaders.serverSide`: `private` caching, `Vary` on the key header. */
   readonly headers: Readonly<Record<string, string>>;
+  /** Answers `POST <path>` too, as Unleash Edge does at `/api/client/features`. */
+  readonly post?: boolean;
 }
 
 interface Body {
@@ -32,7 +34,8 @@ interface FeaturesQuery {
 /**
  * `GET <path>` (+ `?namePrefix=`): the client-features payload this proxy synced for the caller's
  * environment and projects, segments included (Unleash Proxy drops them), so server-side SDKs and
- * other proxies can use it as their upstream; `GET <path>/:name`: one feature.
+ * other proxies can use it as their upstream; `POST <path>`: the same (Edge's form); `GET
+ * <path>/:name`: one feature.
  */
 export function clientFeaturesRoutes(
   app: FastifyInstance,
@@ -65,36 +68,64 @@ export function clientFeaturesRoutes(
     );
   };
 
+  const querystring = {
+    type: 'object',
+    properties: { namePrefix: { type: 'string' } },
+  } as const;
+  const response = {
+    200: { description: 'The client features payload.', ...clientFeaturesSchema },
+    304: { description: 'Not modified (`If-None-Match`).', type: 'null' },
+    ...errorResponses(401, 403, 503),
+  };
+  const answer = (
+    request: FastifyRequest<{ Querystring: FeaturesQuery }>,
+    reply: FastifyReply,
+  ): FastifyReply => {
+    const prefix = request.query.namePrefix;
+    const body =
+      prefix === undefined || prefix === ''
+        ? bodyOf(request.served)
+        : prefixed(request.served, prefix);
+    reply.headers(headers);
+    reply.header('etag', body.etag);
+    if (notModified(request, body.etag)) return reply.code(304).send();
+    return reply.code(200).type('application/json; charset=utf-8').send(body.json);
+  };
   app.get<{ Querystring: FeaturesQuery }>(
     path,
     {
       schema: {
         summary: 'The synced feature configuration, for server-side SDKs and other proxies.',
         tags: [SERVER_SIDE_TAG],
-        querystring: {
-          type: 'object',
-          properties: { namePrefix: { type: 'string' } },
-        },
-        response: {
-          200: { description: 'The client features payload.', ...clientFeaturesSchema },
-          304: { description: 'Not modified (`If-None-Match`).', type: 'null' },
-          ...errorResponses(401, 403, 503),
-        },
+        querystring,
+        response,
       },
       onRequest: authenticate,
     },
     function clientGetFeatures(request, reply) {
-      const prefix = request.query.namePrefix;
-      const body =
-        prefix === undefined || prefix === ''
-          ? bodyOf(request.served)
-          : prefixed(request.served, prefix);
-      reply.headers(headers);
-      reply.header('etag', body.etag);
-      if (notModified(request, body.etag)) return reply.code(304).send();
-      return reply.code(200).type('application/json; charset=utf-8').send(body.json);
+      return answer(request, reply);
     },
   );
+  // Unleash Edge 20 answers POST as GET (`post_features` in
+  // `unleash-edge-client-api/src/features.rs`): filters come from the query, and the body, which
+  // it never reads, is not read here either beyond being JSON within `maxBodyBytes`.
+  if (options.post === true)
+    app.post<{ Querystring: FeaturesQuery }>(
+      path,
+      {
+        schema: {
+          summary:
+            'The synced feature configuration, as GET answers it (Unleash Edge’s POST form; the body is ignored).',
+          tags: [SERVER_SIDE_TAG],
+          querystring,
+          response: { ...response, ...errorResponses(400, 401, 403, 413, 415, 503) },
+        },
+        onRequest: authenticate,
+      },
+      function clientPostFeatures(request, reply) {
+        return answer(request, reply);
+      },
+    );
   app.get<{ Params: { name: string } }>(
     `${path}/:name`,
     {

@@ -277,6 +277,15 @@ export class UsageAggregator {
     return taken;
   }
 
+  /**
+   * The buckets the next `take` would hand over, left in place (`/internal-backstage/metricsbatch`):
+   * read them at once, before anything else counts.
+   */
+  pending(): readonly AppBucket[] {
+    this.collectTallies();
+    return [...this.buckets.values()].filter(hasContent);
+  }
+
   /** The send of buckets `take` returned is over: their memory no longer counts. */
   release(buckets: readonly AppBucket[]): void {
     let bytes = 0;

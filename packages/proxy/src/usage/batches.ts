@@ -171,6 +171,68 @@ function stopOf(bucket: AppBucket, stop: number): string {
 }
 
 /**
+ * The application entry of a bucket in Edge's bulk form: the proxy's instance, which aggregated
+ * its counts (another application's bucket names the proxy in `connectVia`); `undefined` for a
+ * bucket that only passes on downstream registrations, which has no instance of the proxy's in it.
+ */
+export function ownApplication(
+  bucket: AppBucket,
+  environment: string,
+  sender: Sender,
+): BulkApplication | undefined {
+  const aggregated =
+    bucket.toggles.size > 0 ||
+    bucket.announced ||
+    bucket.impact.size > 0 ||
+    bucket.registrations.size === 0;
+  if (!aggregated) return undefined;
+  return {
+    appName: bucket.appName,
+    instanceId: sender.instanceId,
+    environment,
+    sdkVersion: sender.sdkVersion,
+    started: sender.started,
+    interval: sender.interval,
+    strategies: [],
+    ...(bucket.appName === sender.appName ? {} : { connectVia: [viaOf(sender)] }),
+  };
+}
+
+/** A downstream registration as sent on: stamped with `environment`, the proxy added to `connectVia`. */
+export function relayedRegistration(
+  registration: BulkApplication,
+  environment: string,
+  sender: Sender,
+): BulkApplication {
+  return {
+    ...registration,
+    environment,
+    connectVia: [...(registration.connectVia ?? []), viaOf(sender)],
+  };
+}
+
+/** One flag's counts of a bucket in Edge's bulk form (`ClientMetricsEnv`). */
+export function bulkMetric(
+  bucket: AppBucket,
+  name: string,
+  toggle: ToggleCount,
+  environment: string,
+  stop: number,
+): BulkMetric {
+  return {
+    featureName: name,
+    appName: bucket.appName,
+    environment,
+    timestamp: stopOf(bucket, stop),
+    ...toggleCounts(toggle),
+  };
+}
+
+function viaOf(sender: Sender) {
+  return { appName: sender.appName, instanceId: sender.instanceId };
+}
+
+/**
  * Edge's bulk bodies (`POST {flagsUrl}/client/metrics/bulk`) for one environment's buckets, each
  * under `maxBytes`: every application as an entry of `applications` (the proxy's instance, which
  * aggregated it; downstream registrations as they came, with the proxy added to `connectVia`), its
@@ -184,43 +246,17 @@ export function bulkBatches(
   maxBytes = MAX_BATCH_BYTES,
   limits = BULK_LIMITS,
 ): Batch[] {
-  const via = { appName: sender.appName, instanceId: sender.instanceId };
   const pieces: Piece[] = [];
   for (const bucket of buckets) {
-    // A bucket that only passes on downstream registrations has no instance of the proxy's in it.
-    const aggregated =
-      bucket.toggles.size > 0 ||
-      bucket.announced ||
-      bucket.impact.size > 0 ||
-      bucket.registrations.size === 0;
-    const application = {
-      appName: bucket.appName,
-      instanceId: sender.instanceId,
-      environment,
-      sdkVersion: sender.sdkVersion,
-      started: sender.started,
-      interval: sender.interval,
-      strategies: [],
-      ...(bucket.appName === sender.appName ? {} : { connectVia: [via] }),
-    } satisfies BulkApplication;
-    if (aggregated) pieces.push(piece({ bucket, kind: 'application', wire: application }));
+    const application = ownApplication(bucket, environment, sender);
+    if (application !== undefined)
+      pieces.push(piece({ bucket, kind: 'application', wire: application }));
     for (const [instanceId, registration] of bucket.registrations) {
-      const wire = {
-        ...registration,
-        environment,
-        connectVia: [...(registration.connectVia ?? []), via],
-      } satisfies BulkApplication;
+      const wire = relayedRegistration(registration, environment, sender);
       pieces.push(piece({ bucket, kind: 'registration', wire, instanceId, registration }));
     }
-    const timestamp = stopOf(bucket, stop);
     for (const [name, toggle] of bucket.toggles) {
-      const wire = {
-        featureName: name,
-        appName: bucket.appName,
-        environment,
-        timestamp,
-        ...toggleCounts(toggle),
-      } satisfies BulkMetric;
+      const wire = bulkMetric(bucket, name, toggle, environment, stop);
       pieces.push(piece({ bucket, kind: 'toggle', wire, name, toggle }));
     }
     for (const metric of bucket.impact.toWire())

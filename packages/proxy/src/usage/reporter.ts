@@ -43,7 +43,8 @@ export class MetricsReporter {
   private inFlight: Promise<void> | undefined;
   private readonly bulkUrl: URL;
   private readonly appUrl: URL;
-  private readonly sender: Sender;
+  /** How the bodies name the proxy (also `/internal-backstage/metricsbatch`). */
+  readonly sender: Sender;
   private readonly platform = { name: 'node', version: process.versions.node };
   /** The upstream answered 404 to the bulk path: it only takes per-application bodies. */
   private bulkMissing = false;
