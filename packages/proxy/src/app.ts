@@ -98,6 +98,10 @@ export async function buildApp(config: ProxyConfig, deps: AppDeps): Promise<Fast
     // SDKs do send `//` and trailing slashes; Edge collapses both.
     routerOptions: { ignoreTrailingSlash: true, ignoreDuplicateSlashes: true },
     return503OnClosing: false,
+    // `tls.enable`: this server speaks HTTPS (`listen.ts` adds the HTTP redirect, when asked).
+    ...(config.serverTls === undefined
+      ? {}
+      : { https: { cert: config.serverTls.cert, key: config.serverTls.key } }),
     // The shared schemas use `type: [..]` unions (dates as strings or epoch numbers).
     ajv: { customOptions: { allowUnionTypes: true } },
   });
@@ -347,10 +351,13 @@ export async function buildApp(config: ProxyConfig, deps: AppDeps): Promise<Fast
     ofrepEvents?.closeRevoked();
   });
   // Streams opened on a new connection are served below Node's HTTP server (see the module).
-  installStreamFront(app.server, [
-    `${prefix}/api/client/streaming`,
-    `${prefix}${OFREP_EVENTS_PATH}`,
-  ]);
+  // Not over TLS: the TLS layer reads the socket natively, so bytes the front read and put back
+  // never reach it, and the handshake stalls.
+  if (config.serverTls === undefined)
+    installStreamFront(app.server, [
+      `${prefix}/api/client/streaming`,
+      `${prefix}${OFREP_EVENTS_PATH}`,
+    ]);
   // The commonest evaluation requests are answered before Fastify (see the module).
   const front = evaluationFrontFor(config, {
     ...evaluation,

@@ -7,6 +7,7 @@ import { loadConfig, type ProxyConfig } from './config/load.js';
 import { loadEnrichers, loadStrategies } from './config/modules.js';
 import type { Logger, ProxyOptions, StorageProvider } from './config/options.js';
 import { configWarnings } from './config/warnings.js';
+import { listen } from './listen.js';
 import { createLogger } from './logger.js';
 import { FileBackup } from './sync/backup-file.js';
 import { RedisBackup } from './sync/backup-redis.js';
@@ -154,7 +155,7 @@ export async function createProxy(
     ? new TokenValidator({
         upstream,
         url: new URL('../edge/validate', config.flagsUrl),
-        headers: withoutAuthorization(upstreamHeaders(config)),
+        headers: withoutToken(upstreamHeaders(config), config.upstreamAuthHeader),
         timeoutMs: config.upstreamTimeoutMs,
         log,
       })
@@ -227,8 +228,9 @@ function legacyEnvironment(config: ProxyConfig): string {
   return config.environment ?? 'default';
 }
 
-function withoutAuthorization(headers: Record<string, string>): Record<string, string> {
-  const { authorization: _, ...rest } = headers;
+/** The upstream headers without the token: `/edge/validate` takes none. */
+function withoutToken(headers: Record<string, string>, tokenHeader: string): Record<string, string> {
+  const { [tokenHeader]: _, ...rest } = headers;
   return rest;
 }
 
@@ -269,13 +271,13 @@ export async function createApp(options: ProxyOptions): Promise<FastifyInstance>
   return (await createProxy(options)).app;
 }
 
-/** `start(options)`: creates a proxy and listens on `port` (default 3000). */
+/**
+ * `start(options)`: creates a proxy and listens on `port` (default 3000), or with `tls.enable`
+ * on `tls.serverPort` over HTTPS (see `listen.ts`).
+ */
 export async function start(options: ProxyOptions): Promise<ProxyApp> {
   const proxy = await createProxy(options);
-  await proxy.app.listen({ port: proxy.config.port, host: proxy.config.host });
-  proxy.log.info(
-    { port: proxy.config.port },
-    `flags-proxy is listening on port ${proxy.config.port}`,
-  );
+  const addresses = await listen(proxy.app, proxy.config);
+  proxy.log.info({ addresses }, `flags-proxy is listening on ${addresses.join(' and ')}`);
   return proxy;
 }

@@ -81,8 +81,9 @@ async function serve(
   const { app, config, log } = proxy;
   for (const warning of edgeFindings.warnings) log.warn({}, warning);
   try {
-    const address = await app.listen({ port: config.port, host: config.host });
-    log.info({ address }, `flags-proxy is listening on ${address}`);
+    const { listen } = await import('./listen.js');
+    const addresses = await listen(app, config);
+    log.info({ addresses }, `flags-proxy is listening on ${addresses.join(' and ')}`);
   } catch (error) {
     log.fatal({ err: error instanceof Error ? error.message : String(error) }, 'cannot listen');
     process.exit(1);

@@ -3,6 +3,7 @@ import { ConfigError, type Environment, type Loaded } from '@flags/config';
 import { resolveCors, trustsForwardedAddress } from '@flags/serving';
 import { backupTargets } from './backup.js';
 import { type ProxyOptions, proxyConfig, type proxySchema } from './options.js';
+import { serverTlsOf, upstreamTlsOf } from './tls-files.js';
 
 export { ConfigError };
 
@@ -55,14 +56,9 @@ function resolve(options: Options) {
     metricsJitter: options.metricsJitter,
     upstreamTimeoutMs: options.upstreamTimeoutMs,
     /** Extra headers of every upstream request, names in lower case. */
-    customHeaders: Object.freeze(
-      Object.fromEntries(
-        Object.entries(options.customHeaders ?? {}).map(([name, value]) => [
-          name.toLowerCase(),
-          value,
-        ]),
-      ),
-    ),
+    customHeaders: customHeadersOf(options),
+    /** The header carrying the client token upstream, in lower case. */
+    upstreamAuthHeader: options.upstreamAuthHeader.toLowerCase(),
     environment: options.environment,
     projectName: options.projectName,
     namePrefix: options.namePrefix,
@@ -116,6 +112,12 @@ function resolve(options: Options) {
     httpProxy: urlOrNone(options.httpOptions.httpProxy),
     httpsProxy: urlOrNone(options.httpOptions.httpsProxy),
     noProxy: options.httpOptions.noProxy ?? [],
+    /** TCP keep-alive delay of upstream connections, ms. */
+    upstreamKeepAliveMs: options.httpOptions.keepAliveMs,
+    /** The upstream's TLS: private authority and client identity, read at start. */
+    upstreamTls: upstreamTlsOf(options.httpOptions),
+    /** HTTPS listener (`tls.enable`), its files read at start; `undefined`: plain HTTP. */
+    serverTls: serverTlsOf(options.tls),
     bootstrap:
       bootstrapUrl === undefined
         ? undefined
@@ -126,6 +128,23 @@ function resolve(options: Options) {
     serverSideTokens: options.expServerSideSdkConfig.tokens ?? [],
     expCustomEnrichers: options.expCustomEnrichers ?? [],
   });
+}
+
+/**
+ * The custom upstream headers, names in lower case. None may name the header that carries the
+ * upstream token: Edge lets one replace the token, which sends one fixed credential for every
+ * environment in its place; here the token header is the token's.
+ */
+function customHeadersOf(options: Options): Readonly<Record<string, string>> {
+  const headers = Object.fromEntries(
+    Object.entries(options.customHeaders ?? {}).map(([name, value]) => [name.toLowerCase(), value]),
+  );
+  const tokenHeader = options.upstreamAuthHeader.toLowerCase();
+  if (Object.hasOwn(headers, tokenHeader))
+    throw new ConfigError([
+      `customHeaders (FLAGS_CUSTOM_HEADERS or CUSTOM_CLIENT_HEADERS) may not set "${tokenHeader}": it carries the upstream token (upstreamAuthHeader: UPSTREAM_AUTH_HEADER or TOKEN_HEADER); to send a gateway's credential in it, send the token in another header with UPSTREAM_AUTH_HEADER`,
+    ]);
+  return Object.freeze(headers);
 }
 
 function urlOrNone(value: string | URL | undefined): URL | undefined {

@@ -103,11 +103,11 @@ function logFormatVariable(name: string): EnvVariable {
 
 /**
  * Headers the proxy sets on upstream requests itself, or that frame the request: custom headers
- * may not name them, so that none is replaced without a word — above all `authorization`, which
- * carries the upstream token (`flagsApiToken`, one per environment).
+ * may not name them, so that none is replaced without a word. The header that carries the
+ * upstream token (`upstreamAuthHeader`, `authorization` unless set) is refused too, in `load.ts`:
+ * `authorization` is free for a gateway's credential when the token travels in another header.
  */
 export const PROXY_SET_HEADERS = [
-  'authorization',
   'user-agent',
   'unleash-appname',
   'unleash-instanceid',
@@ -224,6 +224,31 @@ export const proxySchema = Type.Object(
       default: '0.0.0.0',
       doc: 'Listening address (`start()` and the `flags-proxy` command).',
     }),
+    tls: group({
+      enable: option(Type.Boolean(), {
+        env: ['TLS_ENABLE'],
+        default: false,
+        doc: '`true`: serves HTTPS on `tls.serverPort` with `tls.serverCert` and `tls.serverKey`, and, as Unleash Edge 20, no plain HTTP on `port` (only redirects there, with `tls.redirectHttpToHttps`). The files are read at start; one missing or unusable stops it.',
+      }),
+      serverCert: option(Type.String({ minLength: 1 }), {
+        env: ['TLS_SERVER_CERT'],
+        doc: 'PEM file of the HTTPS certificate, intermediate certificates after it (`tls.enable`).',
+      }),
+      serverKey: option(Type.String({ minLength: 1 }), {
+        env: ['TLS_SERVER_KEY'],
+        doc: 'PEM file of the HTTPS certificate’s private key (PKCS#8 as Edge takes it; PKCS#1 and SEC1 work too).',
+      }),
+      serverPort: option(Type.Integer({ minimum: 0, maximum: 65535 }), {
+        env: ['TLS_SERVER_PORT'],
+        default: 3043,
+        doc: 'HTTPS port (`tls.enable`), on the interface of `host`.',
+      }),
+      redirectHttpToHttps: option(Type.Boolean(), {
+        env: ['REDIRECT_HTTP_TO_HTTPS'],
+        default: false,
+        doc: 'With `tls.enable`: `port` also listens, and answers every plain HTTP request with `308 Permanent Redirect` to the same path and query on `https://<Host>:<tls.serverPort>`, as Edge.',
+      }),
+    }),
     proxyBasePath: option(Type.String(), {
       env: ['PROXY_BASE_PATH', 'BASE_PATH'],
       default: '',
@@ -273,7 +298,12 @@ export const proxySchema = Type.Object(
       doc: 'Memory all pending usage metrics (counts, variant names, registrations, impact metrics not yet sent upstream, a send in flight included) may take, bytes (estimated); beyond it new entries are dropped and counted (`flags_proxy_usage_dropped_total`).',
     }),
     upstreamTimeoutMs: option(Type.Integer({ exclusiveMinimum: 0 }), {
-      env: ['FLAGS_UPSTREAM_TIMEOUT_MS', secondsVariable('UPSTREAM_REQUEST_TIMEOUT')],
+      env: [
+        'FLAGS_UPSTREAM_TIMEOUT_MS',
+        secondsVariable('UPSTREAM_SOCKET_TIMEOUT'),
+        // Edge's connect timeout: the nearest bound there is here, when its total one is unset.
+        { ...secondsVariable('UPSTREAM_REQUEST_TIMEOUT'), fallback: true },
+      ],
       default: 10000,
       doc: 'Timeout of each upstream request (connecting, headers and body), ms.',
     }),
@@ -288,7 +318,19 @@ export const proxySchema = Type.Object(
         env: ['FLAGS_CUSTOM_HEADERS', 'CUSTOM_CLIENT_HEADERS'],
         secret: true,
         fromEnv: headersFromEnv,
-        doc: 'Extra headers sent on every upstream request (an API gateway’s key, say): `Name: value, Other: value`. Headers the proxy sets itself (`authorization` above all: the upstream token is `flagsApiToken`) are refused at start.',
+        doc: 'Extra headers sent on every upstream request (an API gateway’s key, say): `Name: value, Other: value`. Headers the proxy sets itself are refused at start, the one carrying the upstream token (`upstreamAuthHeader`) above all; `Authorization` may be set when `upstreamAuthHeader` names another header (Edge lets a custom header replace the token; here the token header stays the token’s).',
+      },
+    ),
+    upstreamAuthHeader: option(
+      Type.String({
+        pattern: HEADER_NAME,
+        title: `an HTTP header name, none of ${PROXY_SET_HEADERS.join(', ')}`,
+      }),
+      {
+        env: ['FLAGS_UPSTREAM_AUTH_HEADER', 'UPSTREAM_AUTH_HEADER', 'TOKEN_HEADER'],
+        default: 'authorization',
+        fromEnv: (raw) => raw.trim(),
+        doc: 'Header that carries the client token (`flagsApiToken`, or the token of the SDK whose registration is forwarded) on upstream requests. Edge’s `TOKEN_HEADER` sets it and `clientKeysHeaderName` together.',
       },
     ),
     environment: option(Type.String(), {
@@ -388,7 +430,7 @@ export const proxySchema = Type.Object(
       doc: '`true`: a `remoteAddress` the caller sends (query, body, OFREP context) is ignored and the request address is used, so callers cannot pass IP-restricted flags. Default: `true` when `trustProxy` is set, else `false` (without it, behind a load balancer, the request address is the balancer’s and callers had to send theirs, as with Unleash Proxy).',
     }),
     clientKeysHeaderName: option(Type.String(), {
-      env: ['CLIENT_KEY_HEADER_NAME', 'TOKEN_HEADER'],
+      env: ['CLIENT_KEY_HEADER_NAME', 'EDGE_AUTH_HEADER', 'TOKEN_HEADER'],
       default: 'authorization',
       doc: 'Request header that carries the client key.',
     }),
@@ -611,6 +653,32 @@ export const proxySchema = Type.Object(
       noProxy: option(list(), {
         env: ['NO_PROXY', 'no_proxy'],
         doc: 'Hosts reached directly despite `HTTP_PROXY`/`HTTPS_PROXY`: `*`, host names (with their subdomains), IPs or CIDR ranges, each optionally with `:port`.',
+      }),
+      upstreamCertificateFile: option(Type.String({ minLength: 1 }), {
+        env: ['FLAGS_UPSTREAM_CERTIFICATE_FILE', 'UPSTREAM_CERTIFICATE_FILE'],
+        doc: 'PEM file of a certificate authority (a private CA, or the upstream’s self-signed certificate) trusted for the upstream besides the usual ones.',
+      }),
+      clientCertificateFile: option(Type.String({ minLength: 1 }), {
+        env: ['FLAGS_CLIENT_CERTIFICATE_FILE', 'PKCS8_CLIENT_CERTIFICATE_FILE'],
+        doc: 'Mutual TLS with the upstream: PEM file of the proxy’s client certificate, leaf first, then the intermediates the upstream needs (with `httpOptions.clientKeyFile`).',
+      }),
+      clientKeyFile: option(Type.String({ minLength: 1 }), {
+        env: ['FLAGS_CLIENT_KEY_FILE', 'PKCS8_CLIENT_KEY_FILE'],
+        doc: 'Mutual TLS: PEM file of the client certificate’s private key (PKCS#8).',
+      }),
+      clientIdentityFile: option(Type.String({ minLength: 1 }), {
+        env: ['FLAGS_CLIENT_IDENTITY_FILE', 'PKCS12_IDENTITY_FILE'],
+        doc: 'Mutual TLS: PKCS#12 file (`.pfx`/`.p12`) holding the client certificate and its key; used instead of the PKCS#8 files when both are set, as in Edge.',
+      }),
+      clientIdentityPassphrase: option(Type.String(), {
+        env: ['FLAGS_CLIENT_IDENTITY_PASSPHRASE', 'PKCS12_PASSPHRASE'],
+        secret: true,
+        doc: 'Passphrase of `httpOptions.clientIdentityFile` (none: an unencrypted file).',
+      }),
+      keepAliveMs: option(Type.Integer({ exclusiveMinimum: 0 }), {
+        env: ['FLAGS_UPSTREAM_KEEPALIVE_MS', secondsVariable('CLIENT_KEEPALIVE_TIMEOUT')],
+        default: 15000,
+        doc: 'Idle time after which TCP keep-alive probes check an upstream connection, ms (as Edge’s `CLIENT_KEEPALIVE_TIMEOUT`, seconds there).',
       }),
     }),
     expBootstrap: group({

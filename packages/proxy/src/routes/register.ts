@@ -48,7 +48,7 @@ export function registerRoutes(
       const response = await via.request(url, {
         method: 'POST',
         // With a client token of the SDK's environment, so the upstream registers it there.
-        headers: { ...headers, authorization: token },
+        headers: { ...headers, [config.upstreamAuthHeader]: token },
         body: JSON.stringify(
           config.environment === undefined ? body : { ...body, environment: config.environment },
         ),

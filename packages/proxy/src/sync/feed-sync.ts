@@ -92,7 +92,7 @@ export class FeedSync {
     this.url = streamingUrl(config);
     this.headers = {
       ...upstreamHeaders(config),
-      ...(options.token === undefined ? {} : { authorization: options.token }),
+      ...(options.token === undefined ? {} : { [config.upstreamAuthHeader]: options.token }),
     };
     this.random = options.random ?? Math.random;
     this.environment = options.environment;

@@ -1,5 +1,6 @@
 import * as http from 'node:http';
 import * as https from 'node:https';
+import type { UpstreamTls } from '../config/tls-files.js';
 import { proxyBypass } from './no-proxy.js';
 
 /**
@@ -44,6 +45,10 @@ export interface UpstreamClientOptions {
   readonly httpsProxy?: URL | undefined;
   /** Hosts reached directly although a forward proxy is set (`NO_PROXY`; see `proxyBypass`). */
   readonly noProxy?: readonly string[];
+  /** Trusted authorities and client identity for the upstream's TLS (also through a tunnel). */
+  readonly upstreamTls?: UpstreamTls;
+  /** Idle time before TCP keep-alive probes on an upstream connection, ms. */
+  readonly upstreamKeepAliveMs?: number;
 }
 
 type ErrorWithCode = Error & { code: string };
@@ -60,6 +65,7 @@ function codedError(message: string, code: string): ErrorWithCode {
 export function createUpstreamClient(options: UpstreamClientOptions): UpstreamClient {
   const agents = new Map<string, Promise<http.Agent>>();
   const bypass = proxyBypass(options.noProxy ?? []);
+  const secure = secureOptions(options);
   // Ends the forward-proxy agents' connections that no agent holds yet (a CONNECT in progress).
   const closing = new AbortController();
   let closed = false;
@@ -68,7 +74,7 @@ export function createUpstreamClient(options: UpstreamClientOptions): UpstreamCl
     const key = direct ? `${protocol} direct` : protocol;
     let agent = agents.get(key);
     if (agent === undefined) {
-      agent = createAgent(protocol, options, direct, closing.signal);
+      agent = createAgent(protocol, options, secure, direct, closing.signal);
       agents.set(key, agent);
     }
     return agent;
@@ -83,7 +89,7 @@ export function createUpstreamClient(options: UpstreamClientOptions): UpstreamCl
       if (closed) throw codedError('the upstream client is closed', 'ERR_UPSTREAM_CLOSED');
       const agent = await agentFor(protocol, bypass(target));
       if (closed) throw codedError('the upstream client is closed', 'ERR_UPSTREAM_CLOSED');
-      return send(target, init, agent, options.rejectUnauthorized);
+      return send(target, init, agent, secure);
     },
     async close() {
       closed = true;
@@ -97,41 +103,55 @@ export function createUpstreamClient(options: UpstreamClientOptions): UpstreamCl
   };
 }
 
+/** What the upstream's TLS connections take: verification, trusted authorities, identity. */
+function secureOptions(options: UpstreamClientOptions): https.AgentOptions {
+  const { ca, ...identity } = options.upstreamTls ?? {};
+  return {
+    rejectUnauthorized: options.rejectUnauthorized,
+    ...identity,
+    ...(ca === undefined ? {} : { ca: [...ca] }),
+  };
+}
+
 async function createAgent(
   protocol: 'http:' | 'https:',
   options: UpstreamClientOptions,
+  secure: https.AgentOptions,
   direct: boolean,
   signal: AbortSignal,
 ): Promise<http.Agent> {
   const { rejectUnauthorized } = options;
+  const keepAliveMsecs = options.upstreamKeepAliveMs;
+  const keepAlive = { keepAlive: true, ...(keepAliveMsecs === undefined ? {} : { keepAliveMsecs }) };
   if (protocol === 'https:') {
     if (direct || options.httpsProxy === undefined)
-      return new https.Agent({ keepAlive: true, rejectUnauthorized });
+      return new https.Agent({ ...keepAlive, ...secure });
     const { HttpsProxyAgent } = await import('https-proxy-agent');
     // Options here apply to the connection to the proxy; the upstream's TLS takes the request's.
     // The signal goes to every connection made to the proxy.
-    return new HttpsProxyAgent(options.httpsProxy, { keepAlive: true, rejectUnauthorized, signal });
+    return new HttpsProxyAgent(options.httpsProxy, { ...keepAlive, rejectUnauthorized, signal });
   }
-  if (direct || options.httpProxy === undefined) return new http.Agent({ keepAlive: true });
+  if (direct || options.httpProxy === undefined) return new http.Agent(keepAlive);
   const { HttpProxyAgent } = await import('http-proxy-agent');
-  return new HttpProxyAgent(options.httpProxy, { keepAlive: true, rejectUnauthorized, signal });
+  return new HttpProxyAgent(options.httpProxy, { ...keepAlive, rejectUnauthorized, signal });
 }
 
 function send(
   url: URL,
   init: UpstreamRequestInit,
   agent: http.Agent,
-  rejectUnauthorized: boolean,
+  secure: https.AgentOptions,
 ): Promise<UpstreamResponse> {
   return new Promise((resolve, reject) => {
     const headers: Record<string, string> = { ...init.headers };
     if (init.body !== undefined) headers['content-length'] = String(Buffer.byteLength(init.body));
-    const secure = url.protocol === 'https:';
-    const request = (secure ? https : http).request(url, {
+    const tls = url.protocol === 'https:';
+    const request = (tls ? https : http).request(url, {
       method: init.method,
       headers,
       agent,
-      ...(secure ? { rejectUnauthorized } : {}),
+      // On the request too: through a forward proxy's tunnel, the upstream's TLS takes these.
+      ...(tls ? secure : {}),
     });
     let response: http.IncomingMessage | undefined;
     let timedOut: ErrorWithCode | undefined;

@@ -68,7 +68,7 @@ export class Poller {
     this.url = featuresUrl(config);
     this.headers = {
       ...upstreamHeaders(config),
-      ...(options.token === undefined ? {} : { authorization: options.token }),
+      ...(options.token === undefined ? {} : { [config.upstreamAuthHeader]: options.token }),
       'unleash-interval': String(config.refreshInterval),
     };
     this.random = options.random ?? Math.random;

@@ -10,9 +10,9 @@ const connectionId = randomUUID();
 /** Headers every upstream request carries. */
 export function upstreamHeaders(config: ProxyConfig): Record<string, string> {
   return {
-    // First, so nothing here can be replaced (the schema refuses these names in customHeaders).
+    // First, so nothing here can be replaced (`load.ts` refuses these names in customHeaders).
     ...config.customHeaders,
-    authorization: config.flagsApiToken,
+    [config.upstreamAuthHeader]: config.flagsApiToken,
     'user-agent': USER_AGENT,
     'unleash-appname': config.flagsAppName,
     'unleash-instanceid': config.flagsInstanceId,

@@ -187,7 +187,7 @@ export class MetricsReporter {
         method: 'POST',
         headers: {
           ...upstreamHeaders(this.config),
-          authorization: token,
+          [this.config.upstreamAuthHeader]: token,
           'content-type': 'application/json',
           'unleash-interval': String(this.config.metricsInterval),
         },
