@@ -1,44 +1,40 @@
 // The configuration tables of the READMEs, generated from the services' option schemas.
 // `npm run docs:config` writes them; test/readme.test.ts fails when a README differs.
 import { readFileSync } from 'node:fs';
+import { markdownTable, optionRows, replaceSection } from '@flags/config';
 import {
-  markdownTable,
-  type OptionRow,
-  optionRows,
-  type ProfileColumn,
-  replaceSection,
-} from '@flags/config';
-import { EDGE_PROFILE_COLUMN, offlineSchema, proxySchema } from '@flags/proxy';
+  EDGE_PROFILE_COLUMN,
+  edgeOptionsMarkdown,
+  edgeVariableReaders,
+  offlineSchema,
+  proxySchema,
+} from '@flags/proxy';
 import { serverSchema } from '@flags/server';
 
 const proxy = optionRows(proxySchema);
 const offline = optionRows(offlineSchema);
 const server = optionRows(serverSchema);
 
-/**
- * Each README's tables: marker name, rows, the Default cell of an option without one, and the
- * profile whose defaults get a column of their own.
- */
-const readmes: {
-  path: string;
-  tables: { section: string; rows: OptionRow[]; noDefault: string; profile?: ProfileColumn }[];
-}[] = [
+// The Default cell of an option without one: each README has kept its own.
+const proxyTable = () => markdownTable(proxy, '', EDGE_PROFILE_COLUMN);
+const serverTable = () => markdownTable(server, '–');
+
+/** Each README's generated sections: marker name and content. */
+const readmes: { path: string; sections: { name: string; content: () => string }[] }[] = [
   {
     path: 'packages/proxy/README.md',
-    tables: [
-      { section: 'options', rows: proxy, noDefault: '', profile: EDGE_PROFILE_COLUMN },
-      { section: 'offline-options', rows: offline, noDefault: '' },
+    sections: [
+      { name: 'options', content: proxyTable },
+      { name: 'offline-options', content: () => markdownTable(offline, '') },
+      { name: 'edge-options', content: () => edgeOptionsMarkdown(edgeVariableReaders) },
     ],
   },
-  {
-    path: 'packages/server/README.md',
-    tables: [{ section: 'options', rows: server, noDefault: '–' }],
-  },
+  { path: 'packages/server/README.md', sections: [{ name: 'options', content: serverTable }] },
   {
     path: 'README.md',
-    tables: [
-      { section: 'proxy-options', rows: proxy, noDefault: '', profile: EDGE_PROFILE_COLUMN },
-      { section: 'server-options', rows: server, noDefault: '–' },
+    sections: [
+      { name: 'proxy-options', content: proxyTable },
+      { name: 'server-options', content: serverTable },
     ],
   },
 ];
@@ -46,15 +42,10 @@ const readmes: {
 /** Every README with configuration tables (paths from the repository root), as it should read. */
 export function readmesWithConfigTables(): { path: string; text: string }[] {
   const root = new URL('../', import.meta.url);
-  return readmes.map(({ path, tables }) => ({
+  return readmes.map(({ path, sections }) => ({
     path,
-    text: tables.reduce(
-      (text, table) =>
-        replaceSection(
-          text,
-          table.section,
-          markdownTable(table.rows, table.noDefault, table.profile),
-        ),
+    text: sections.reduce(
+      (text, section) => replaceSection(text, section.name, section.content()),
       readFileSync(new URL(path, root), 'utf8'),
     ),
   }));

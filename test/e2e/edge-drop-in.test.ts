@@ -16,7 +16,12 @@ import {
   generateContexts,
   generateFlagSet,
 } from '../helpers/differential.js';
-import { freePort, type SpawnedEntry, spawnEntry, waitUntilHealthy } from '../helpers/processes.js';
+import {
+  freePort,
+  type SpawnedEntry,
+  spawnCommand,
+  waitUntilHealthy,
+} from '../helpers/processes.js';
 import {
   UNLEASH_ENVIRONMENTS as ENVIRONMENTS,
   startUnleashServer,
@@ -60,6 +65,8 @@ interface Upstream {
   ): Promise<FrontendToggle[] | undefined>;
   /** The usage the upstream has recorded for `feature` in the last hours, per environment. */
   usage(feature: string): Promise<Usage>;
+  /** The app names the upstream knows from registrations. */
+  applications(): Promise<string[]>;
   /** Creates and deletes frontend tokens (where a deletion shows in `/edge/validate`). */
   readonly tokens?: {
     createFrontend(environment: UnleashEnvironment): Promise<string>;
@@ -157,6 +164,15 @@ async function unleashServerUpstream(): Promise<Upstream> {
         )) as { data: { environment: string; yes: number; no: number }[] };
         return usageOf(data);
       },
+      async applications() {
+        const { applications } = (await adminRequest(
+          unleash.url,
+          unleash.adminToken,
+          'GET',
+          '/api/admin/metrics/applications',
+        )) as { applications: { appName: string }[] };
+        return applications.map((application) => application.appName);
+      },
       stop: () => unleash.stop(),
     };
   } catch (error) {
@@ -229,6 +245,12 @@ async function flagsServerUpstream(): Promise<Upstream> {
           ),
         );
       },
+      async applications() {
+        const { applications } = (await admin('GET', '/api/admin/metrics/applications')) as {
+          applications: { appName: string }[];
+        };
+        return applications.map((application) => application.appName);
+      },
       tokens: {
         createFrontend: (environment) => createToken('frontend', environment),
         remove: async (token) => {
@@ -243,21 +265,63 @@ async function flagsServerUpstream(): Promise<Upstream> {
   }
 }
 
-/** The `flags-proxy` command with Edge's variables only; resolves once both environments serve. */
+/** How the proxy is given its settings: as Unleash's docs and chart write Edge's. */
+type Style = 'command line' | 'environment';
+
+/** `flags-proxy <args>` from source, with only `env` (and `PATH`) as its environment. */
+function flagsProxy(args: readonly string[], env: Record<string, string>): SpawnedEntry {
+  return spawnCommand(
+    process.execPath,
+    ['--conditions=source', '--import', 'tsx', PROXY_MAIN, ...args],
+    env,
+  );
+}
+
+/**
+ * The `flags-proxy` command as Unleash Edge's image runs it, `edge` with Edge's settings only: on
+ * the command line (`-p <port> edge -u <url> -t A -t B …`, the server's options before the
+ * subcommand) or in Edge's variables. Resolves once both environments serve.
+ */
 async function startEdgeStyleProxy(
   upstream: Upstream,
+  style: Style,
 ): Promise<{ url: string; process: SpawnedEntry }> {
   const port = await freePort();
-  const proxy = spawnEntry(PROXY_MAIN, {
-    UPSTREAM_URL: upstream.root,
-    TOKENS: ENVIRONMENTS.map((environment) => upstream.clientTokens[environment]).join(','),
-    PORT: String(port),
-    FEATURES_REFRESH_INTERVAL_SECONDS: '1',
-    METRICS_INTERVAL_SECONDS: '1',
-    TOKEN_REVALIDATION_INTERVAL_SECONDS: '1',
-    // An upstream without streaming is said at info level (no fault: polling is how it syncs).
-    LOG_LEVEL: 'info',
-  });
+  const [development, production] = ENVIRONMENTS.map(
+    (environment) => upstream.clientTokens[environment],
+  ) as [string, string];
+  // An upstream without streaming is said at info level (no fault: polling is how it syncs).
+  const proxy =
+    style === 'command line'
+      ? flagsProxy(
+          [
+            '-p',
+            String(port),
+            'edge',
+            '-u',
+            upstream.root,
+            '-t',
+            development,
+            '-t',
+            production,
+            '-f',
+            '1',
+            '-m',
+            '1',
+            '--token-revalidation-interval-seconds',
+            '1',
+          ],
+          { LOG_LEVEL: 'info' },
+        )
+      : flagsProxy(['edge'], {
+          UPSTREAM_URL: upstream.root,
+          TOKENS: `${development},${production}`,
+          PORT: String(port),
+          FEATURES_REFRESH_INTERVAL_SECONDS: '1',
+          METRICS_INTERVAL_SECONDS: '1',
+          TOKEN_REVALIDATION_INTERVAL_SECONDS: '1',
+          LOG_LEVEL: 'info',
+        });
   const url = `http://127.0.0.1:${port}`;
   try {
     for (const environment of ENVIRONMENTS) {
@@ -325,6 +389,7 @@ const answerKey = (environment: UnleashEnvironment, method: Method, index: numbe
 
 interface SuiteOptions {
   readonly title: string;
+  readonly style: Style;
   readonly skip: string | false;
   readonly startUpstream: () => Promise<Upstream>;
   /** Keeps the upstream's own frontend answers here (the reference of later suites). */
@@ -337,6 +402,7 @@ interface SuiteOptions {
 
 function dropInSuite({
   title,
+  style,
   skip,
   startUpstream,
   recordAnswers,
@@ -351,7 +417,7 @@ function dropInSuite({
     before(async () => {
       upstream = await startUpstream();
       try {
-        ({ url: proxyUrl, process: proxy } = await startEdgeStyleProxy(upstream));
+        ({ url: proxyUrl, process: proxy } = await startEdgeStyleProxy(upstream, style));
       } catch (error) {
         await upstream.stop();
         throw error;
@@ -392,6 +458,103 @@ function dropInSuite({
         assert.equal(fallbacks.length, ENVIRONMENTS.length, proxy.output());
         for (const line of fallbacks) assert.match(line, /the upstream answered (404|405|501)/);
         t.diagnostic(fallbacks[0] ?? '');
+      });
+
+    if (style === 'command line')
+      describe('with Unleash Edge’s defaults, checked one by one (`flags-proxy edge -a <name> -u <url> -t <token>`)', () => {
+        /** Edge's port: the only proxy of the suites not given one. */
+        const EDGE_PORT = 3063;
+        const APP_NAME = `edge-defaults-${randomBytes(3).toString('hex')}`;
+        let edge: SpawnedEntry;
+        const base = `http://127.0.0.1:${EDGE_PORT}`;
+        const frontend = (environment: UnleashEnvironment) => ({
+          authorization: upstream.frontendTokens[environment],
+        });
+
+        before(async () => {
+          // One environment's token: the other is outside what the startup tokens cover.
+          edge = flagsProxy(
+            ['edge', '-a', APP_NAME, '-u', upstream.root, '-t', upstream.clientTokens.development],
+            { LOG_LEVEL: 'info' },
+          );
+          await waitUntilHealthy(`${base}/internal-backstage/ready`, edge.child, {
+            output: edge.output,
+          });
+        });
+
+        after(async () => {
+          if (edge && edge.child.exitCode === null) {
+            edge.child.kill('SIGTERM');
+            await edge.exited;
+          }
+        });
+
+        it('listens on port 3063 of every interface, IPv6 and IPv4 (`::`)', async () => {
+          for (const host of ['127.0.0.1', '[::1]']) {
+            const response = await fetch(`http://${host}:${EDGE_PORT}/internal-backstage/health`);
+            assert.equal(response.status, 200, host);
+          }
+          assert.match(edge.output(), /listening on http:\/\/\[::\]:3063/);
+        });
+
+        it('serves only what the startup tokens cover: a valid token of another environment gets 403', async () => {
+          const inside = await fetch(`${base}/api/frontend`, { headers: frontend('development') });
+          assert.equal(inside.status, 200);
+          const outside = await fetch(`${base}/api/frontend`, { headers: frontend('production') });
+          assert.equal(outside.status, 403, await outside.text());
+        });
+
+        it('serves /api/frontend/all, and a flag that is off at /api/frontend/features/:name as 200 `enabled: false`', async () => {
+          const query = frontendQuery(contexts[0]!);
+          const all = await fetch(`${base}/api/frontend/all?${query}`, {
+            headers: frontend('development'),
+          });
+          assert.equal(all.status, 200);
+          const { toggles } = (await all.json()) as { toggles: FrontendToggle[] };
+          const off = toggles.find((toggle) => !toggle.enabled);
+          assert.ok(off, 'a flag off for the context');
+          assert.equal(toggles.length, flagSet.documents.development.features.length);
+          const one = await fetch(
+            `${base}/api/frontend/features/${encodeURIComponent(off.name)}?${query}`,
+            { headers: frontend('development') },
+          );
+          assert.equal(one.status, 200);
+          assert.deepEqual(comparable([(await one.json()) as FrontendToggle]), comparable([off]));
+          const unknown = await fetch(`${base}/api/frontend/features/no-such-flag?${query}`, {
+            headers: frontend('development'),
+          });
+          assert.equal(unknown.status, 404);
+        });
+
+        it('compresses answers', async () => {
+          const response = await fetch(`${base}/api/frontend/all`, {
+            headers: { ...frontend('development'), 'accept-encoding': 'gzip' },
+          });
+          assert.equal(response.status, 200);
+          assert.equal(response.headers.get('content-encoding'), 'gzip');
+          assert.ok(((await response.json()) as { toggles: unknown[] }).toggles.length > 0);
+        });
+
+        it('syncs every 15 s, sends usage every 60 s and checks tokens every 3600 s', () => {
+          assert.match(
+            edge.output(),
+            /Unleash Edge's defaults: syncing every 15 s, usage sent every 60 s, tokens checked again every 3600 s/,
+          );
+        });
+
+        it('serves its OpenAPI description', async () => {
+          const response = await fetch(`${base}/docs/openapi.json`);
+          assert.equal(response.status, 200);
+          assert.match(((await response.json()) as { openapi: string }).openapi, /^3\./);
+        });
+
+        it('registers upstream under its APP_NAME (`-a`)', async () => {
+          await waitFor(
+            async () => (await upstream.applications()).includes(APP_NAME),
+            20_000,
+            `${APP_NAME} among the upstream's applications`,
+          );
+        });
       });
 
     it('reaches /internal-backstage/ready 200 once both environments serve', async () => {
@@ -729,7 +892,8 @@ function dropInSuite({
 }
 
 dropInSuite({
-  title: `flags-proxy as Unleash Edge in front of unleash-server ${UNLEASH_VERSION}`,
+  title: `flags-proxy as Unleash Edge in front of unleash-server ${UNLEASH_VERSION}, by Edge's command line`,
+  style: 'command line',
   skip: unleashServerSkip,
   startUpstream: unleashServerUpstream,
   recordAnswers: unleashServerAnswers,
@@ -739,7 +903,8 @@ dropInSuite({
 });
 
 dropInSuite({
-  title: 'flags-proxy as Unleash Edge in front of flags-server',
+  title: "flags-proxy as Unleash Edge in front of flags-server, by Edge's variables",
+  style: 'environment',
   skip: false,
   startUpstream: flagsServerUpstream,
   revocation: true,

@@ -36,6 +36,10 @@ import { registerOpenApi } from './http/openapi.js';
 import { limitPerAddress } from './http/rate-limit.js';
 import { isDebug } from './logger.js';
 import { type FetchClock, ProxyMetrics } from './prometheus.js';
+import type { EdgeIdentity } from './prometheus-edge-http.js';
+import { registerEdgeStateMetrics } from './prometheus-edge-state.js';
+import { EdgeUpstreamMetrics } from './prometheus-edge-upstream.js';
+import { RemoteWritePusher } from './prometheus-remote-write.js';
 import { registerSyncMetrics } from './prometheus-sync.js';
 import { backstageRoutes } from './routes/backstage.js';
 import { bulkMetricsRoutes } from './routes/bulk-metrics.js';
@@ -57,6 +61,7 @@ import { PROXY_VERSION } from './sync/upstream.js';
 import type { Sender } from './usage/batches.js';
 import { InstanceData } from './usage/instance-data.js';
 import { registerUsageMetrics } from './usage/prometheus-usage.js';
+import type { MetricsReporter } from './usage/reporter.js';
 
 export interface AppDeps {
   /** The environments served, each with the snapshot its sync loop writes to. */
@@ -76,6 +81,10 @@ export interface AppDeps {
   readonly usageSender?: Sender;
   /** The instance data sent upstream (none: one of the app's own, never sent). */
   readonly instanceData?: InstanceData;
+  /** Unleash Edge's series of upstream calls, fed by the upstream client (`observe`); none: made here. */
+  readonly edgeMetrics?: EdgeUpstreamMetrics;
+  /** The usage sender, for Edge's `metrics_send_error` and `metrics_interval_between_send`. */
+  readonly reporter?: MetricsReporter;
 }
 
 /**
@@ -113,15 +122,32 @@ export async function buildApp(config: ProxyConfig, deps: AppDeps): Promise<Fast
   await installCors(app, config.cors);
   // Set by the evaluation routes for kept answers (`sendKept`), which compression keeps copies of.
   app.decorateReply('sendsKeptBody', false);
-  if (config.compression) await installCompression(app);
+  const compression = config.compression ? await installCompression(app) : undefined;
   installReadiness(
     app,
     environments,
     config.enableOAS ? `${config.proxyBasePath}/docs/` : undefined,
   );
   readJsonBodies(app, 'value');
-  const metrics = new ProxyMetrics(environments.default.state, deps.clock ?? { lastCheckMs: 0 });
+  const identity: EdgeIdentity = {
+    appName: config.flagsAppName,
+    instanceId: config.flagsInstanceId,
+  };
+  const metrics = new ProxyMetrics(
+    environments.default.state,
+    deps.clock ?? { lastCheckMs: 0 },
+    identity,
+  );
   registerSyncMetrics(metrics.registry, { environments, validator: deps.validator });
+  const edgeMetrics = deps.edgeMetrics ?? new EdgeUpstreamMetrics(identity);
+  edgeMetrics.registerOn(metrics.registry);
+  registerEdgeStateMetrics(metrics.registry, {
+    identity,
+    environments,
+    validator: deps.validator,
+    pretrusted: config.pretrustedTokens.length,
+    reporter: deps.reporter,
+  });
   // Every environment's aggregator shares one budget.
   registerUsageMetrics(metrics.registry, environments.default.usage?.budget);
   installDurationRecording(app, metrics);
@@ -156,6 +182,7 @@ export async function buildApp(config: ProxyConfig, deps: AppDeps): Promise<Fast
     enrichers: new Enrichers(deps.enrichers ?? [], log),
     headers: cacheHeaders.evaluation,
     writer: new AnswerWriter(),
+    answersDisabledFeature: config.disabledFeatureAnswer === 'disabled',
     prefix,
   };
   // `/proxy` as Unleash Proxy answers it; `/api/frontend` and `/api/proxy` as Unleash Edge does.
@@ -198,12 +225,25 @@ export async function buildApp(config: ProxyConfig, deps: AppDeps): Promise<Fast
     path: '/proxy/internal-backstage/prometheus',
     beforeReady: false,
   });
-  await app.register(prometheusRoutes, {
-    prefix,
-    metrics,
-    path: '/internal-backstage/metrics',
-    beforeReady: true,
-  });
+  // Edge's `--disable-metrics-endpoint` leaves the route out: 404 as any unknown path.
+  if (config.enableMetricsEndpoint)
+    await app.register(prometheusRoutes, {
+      prefix,
+      metrics,
+      path: '/internal-backstage/metrics',
+      beforeReady: true,
+    });
+  if (config.prometheusRemoteWrite !== undefined) {
+    const pusher = new RemoteWritePusher(
+      metrics.registry,
+      config.prometheusRemoteWrite,
+      identity,
+      log,
+      config.upstreamTimeoutMs,
+    );
+    pusher.start();
+    app.addHook('onClose', async () => pusher.stop());
+  }
   await app.register(clientFeaturesRoutes, {
     prefix,
     path: '/proxy/client/features',
@@ -238,7 +278,7 @@ export async function buildApp(config: ProxyConfig, deps: AppDeps): Promise<Fast
     headers: { vary: cacheHeaders.serverSide.vary as string },
     hub: streams,
   });
-  const reporting = { prefix };
+  const reporting = { prefix, edgeMetrics };
   const registering = { ...reporting, config, upstream: deps.upstream, log };
   // Anyone can send these with the public client key: one budget per address for all of them.
   await app.register(async function reportRoutes(reports) {
@@ -361,6 +401,7 @@ export async function buildApp(config: ProxyConfig, deps: AppDeps): Promise<Fast
   // The commonest evaluation requests are answered before Fastify (see the module).
   const front = evaluationFrontFor(config, {
     ...evaluation,
+    compression,
     debug,
     state: environments,
     authorizer,

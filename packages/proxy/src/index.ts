@@ -5,10 +5,11 @@ import { TokenValidator } from './auth/token-validator.js';
 import { parseUnleashToken, projectsOf } from './auth/unleash-token.js';
 import { loadConfig, type ProxyConfig } from './config/load.js';
 import { loadEnrichers, loadStrategies } from './config/modules.js';
-import type { Logger, ProxyOptions, StorageProvider } from './config/options.js';
+import type { Logger, ProxyMode, ProxyOptions, StorageProvider } from './config/options.js';
 import { configWarnings } from './config/warnings.js';
 import { listen } from './listen.js';
 import { createLogger } from './logger.js';
+import { EdgeUpstreamMetrics } from './prometheus-edge-upstream.js';
 import { FileBackup } from './sync/backup-file.js';
 import { RedisBackup } from './sync/backup-redis.js';
 import { S3Backup } from './sync/backup-s3.js';
@@ -28,9 +29,9 @@ import { createUpstreamClient } from './sync/http-client.js';
 import { registerUpstream } from './sync/register.js';
 import { PROXY_VERSION, upstreamHeaders } from './sync/upstream.js';
 import { UsageAggregator } from './usage/aggregator.js';
-import { PendingBudget } from './usage/pending-budget.js';
 import { InstanceData } from './usage/instance-data.js';
 import { InstanceDataSender } from './usage/instance-data-sender.js';
+import { PendingBudget } from './usage/pending-budget.js';
 import { MetricsReporter } from './usage/reporter.js';
 
 // The public surface: the factories, the app builder, configuration, the backup stores users may
@@ -38,9 +39,17 @@ import { MetricsReporter } from './usage/reporter.js';
 export type { CompiledState, EnvironmentState } from '@flags/serving';
 export { type AppDeps, buildApp } from './app.js';
 export type { TokenValidator } from './auth/token-validator.js';
+export { EDGE_OPTIONS, type EdgeOption, edgeOptionsMarkdown } from './config/edge-options.js';
 export { ConfigError, loadConfig, type ProxyConfig } from './config/load.js';
+export { edgeVariableReaders } from './config/own-variables.js';
 export type { ContextEnricher, Logger, ProxyOptions, StorageProvider } from './config/options.js';
-export { options as optionTable, proxySchema } from './config/options.js';
+export {
+  EDGE_PROFILE_COLUMN,
+  options as optionTable,
+  PROXY_MODES,
+  type ProxyMode,
+  proxySchema,
+} from './config/options.js';
 export { offlineSchema } from './offline/options.js';
 export { FileBackup } from './sync/backup-file.js';
 export { RedisBackup } from './sync/backup-redis.js';
@@ -73,15 +82,21 @@ export interface ProxyApp {
 export async function createProxy(
   options: ProxyOptions,
   env: Record<string, string | undefined> = {},
+  mode: ProxyMode = 'proxy',
 ): Promise<ProxyApp> {
-  const config = loadConfig(env, options);
+  const config = loadConfig(env, options, mode);
   const log = createLogger(config);
   for (const warning of configWarnings(config)) log.warn({}, warning);
   const [strategies, enrichers] = await Promise.all([
     loadStrategies(config.customStrategies),
     loadEnrichers(config.expCustomEnrichers),
   ]);
-  const upstream = createUpstreamClient(config);
+  // Unleash Edge's series of upstream calls count every request the client makes.
+  const edgeMetrics = new EdgeUpstreamMetrics({
+    appName: config.flagsAppName,
+    instanceId: config.flagsInstanceId,
+  });
+  const upstream = edgeMetrics.observe(createUpstreamClient(config));
   // The file, Redis and S3 providers are ours to close; an in-code provider belongs to its caller.
   const provider = storageOf(config, log);
   const storage = tracked(provider, config.storageProvider === undefined);
@@ -186,6 +201,8 @@ export async function createProxy(
     clock: environments.default.poller,
     usageSender: reporter.enabled ? reporter.sender : undefined,
     instanceData,
+    edgeMetrics,
+    reporter,
   });
   const defaultEnvironment = environments.default;
   if (storage !== undefined && validator !== undefined) {
@@ -229,7 +246,10 @@ function legacyEnvironment(config: ProxyConfig): string {
 }
 
 /** The upstream headers without the token: `/edge/validate` takes none. */
-function withoutToken(headers: Record<string, string>, tokenHeader: string): Record<string, string> {
+function withoutToken(
+  headers: Record<string, string>,
+  tokenHeader: string,
+): Record<string, string> {
   const { [tokenHeader]: _, ...rest } = headers;
   return rest;
 }

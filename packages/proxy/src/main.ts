@@ -84,6 +84,15 @@ async function serve(
     const { listen } = await import('./listen.js');
     const addresses = await listen(app, config);
     log.info({ addresses }, `flags-proxy is listening on ${addresses.join(' and ')}`);
+    log.info(
+      {
+        mode: config.mode,
+        refreshInterval: config.refreshInterval,
+        metricsInterval: config.metricsInterval,
+        tokenRevalidationInterval: config.tokenRevalidationInterval,
+      },
+      `${config.mode === 'edge' ? 'Unleash Edge' : 'Unleash Proxy'}'s defaults: syncing every ${config.refreshInterval / 1000} s, usage sent every ${config.metricsInterval / 1000} s, tokens checked again every ${config.tokenRevalidationInterval / 1000} s`,
+    );
   } catch (error) {
     log.fatal({ err: error instanceof Error ? error.message : String(error) }, 'cannot listen');
     process.exit(1);

@@ -137,3 +137,6 @@ export async function probeCommand(
   }
   return probe(name, base, Number(timeout), ca);
 }
+
+/** The Edge variables the probes read. */
+export const PROBE_EDGE_VARIABLES: ReadonlySet<string> = new Set(['EDGE_URL', 'CA_CERTIFICATE_FILE']);

@@ -30,6 +30,8 @@ export interface RemoteWriteSettings {
   readonly intervalMs: number;
   readonly username: string | undefined;
   readonly password: string | undefined;
+  /** The `hostname` label, when set. */
+  readonly hostname: string | undefined;
 }
 
 /** Unleash Edge's `client_id` label; its option is hidden and has this default (`unleash-edge/src/lib.rs`). */
@@ -38,7 +40,7 @@ const CLIENT_ID = 'self-hosted';
 /**
  * Pushes every metric of `registry` to a Prometheus remote-write endpoint every `intervalMs`, as
  * Unleash Edge does (`crates/oss/unleash-edge-metrics/src/metrics_pusher.rs`): each series with
- * `app_name`, `client_id` and `instance_id` added, basic auth when a user name is set, a failed
+ * `app_name`, `client_id`, `instance_id` and (when set) `hostname` added, basic auth when a user name is set, a failed
  * push logged and tried again at the next interval.
  */
 export class RemoteWritePusher {
@@ -61,6 +63,7 @@ export class RemoteWritePusher {
       app_name: identity.appName,
       client_id: CLIENT_ID,
       instance_id: identity.instanceId,
+      ...(settings.hostname === undefined ? {} : { hostname: settings.hostname }),
     };
   }
 

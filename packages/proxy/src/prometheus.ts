@@ -1,3 +1,4 @@
+import type { IncomingHttpHeaders } from 'node:http';
 import type { EnvironmentState } from '@flags/serving';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import {
@@ -8,6 +9,11 @@ import {
   type MetricValueWithName,
   Registry,
 } from 'prom-client';
+import {
+  EdgeHttpMetrics,
+  type EdgeIdentity,
+  type EdgeRouteSeries,
+} from './prometheus-edge-http.js';
 
 /** Where the poller reports its last successful upstream check (200 or 304), epoch ms. */
 export interface FetchClock {
@@ -23,6 +29,12 @@ interface Series {
   readonly counts: Float64Array;
   sum: number;
   count: number;
+}
+
+/** A (route, method, status)'s series in both namings: ours and Unleash Edge's (none: Edge leaves it out). */
+interface RouteSeries {
+  readonly duration: Series;
+  readonly edge: EdgeRouteSeries | undefined;
 }
 
 type Sample = MetricValueWithName<string> & { readonly sharedLabels: Series['labels'] };
@@ -125,10 +137,14 @@ export class ProxyMetrics {
   readonly registry = new Registry();
   private readonly duration = new DurationHistogram();
   /** The series of each route and method, indexed by status: no label hashing per request. */
-  private readonly byRoute = new Map<string, Series[]>();
+  private readonly byRoute = new Map<string, RouteSeries[]>();
+  /** Unleash Edge's HTTP families, beside ours. */
+  private readonly edge: EdgeHttpMetrics;
 
-  constructor(state: EnvironmentState, clock: FetchClock) {
+  constructor(state: EnvironmentState, clock: FetchClock, identity: EdgeIdentity) {
     const registers = [this.registry];
+    this.edge = new EdgeHttpMetrics(identity);
+    this.edge.registerOn(this.registry);
     new Counter({
       name: 'flags_proxy_up',
       help: 'Set to 1 when the service is running.',
@@ -155,18 +171,37 @@ export class ProxyMetrics {
     collectDefaultMetrics({ register: this.registry });
   }
 
-  /** Records a request's duration (`ms`) under its route pattern (bounded labels) and status. */
-  observe(request: FastifyRequest, reply: FastifyReply, ms: number): void {
+  /**
+   * Records a request's duration (`ms`) under its route pattern (bounded labels) and status, with
+   * the bytes of the body handed to Node (`payload`: a stream counts 0, as Edge counts a body of
+   * unknown length).
+   */
+  observe(request: FastifyRequest, reply: FastifyReply, ms: number, payload: unknown): void {
+    const bytes =
+      typeof payload === 'string'
+        ? Buffer.byteLength(payload)
+        : payload instanceof Uint8Array
+          ? payload.byteLength
+          : 0;
     this.observeRoute(
       request.routeOptions.url ?? '(unmatched)',
       request.method,
       reply.statusCode,
       ms,
+      bytes,
+      request.headers,
     );
   }
 
   /** `observe` for an answer sent outside Fastify (the evaluation front), by route pattern. */
-  observeRoute(route: string, method: string, status: number, ms: number): void {
+  observeRoute(
+    route: string,
+    method: string,
+    status: number,
+    ms: number,
+    bytes: number,
+    headers: IncomingHttpHeaders,
+  ): void {
     const key = `${method} ${route}`;
     let byStatus = this.byRoute.get(key);
     if (byStatus === undefined) {
@@ -175,9 +210,13 @@ export class ProxyMetrics {
     }
     let series = byStatus[status];
     if (series === undefined) {
-      series = this.duration.add(route, method, String(status));
+      series = {
+        duration: this.duration.add(route, method, String(status)),
+        edge: this.edge.series(route, method, status),
+      };
       byStatus[status] = series;
     }
-    observeInto(series, ms / 1000);
+    observeInto(series.duration, ms / 1000);
+    if (series.edge !== undefined) this.edge.record(series.edge, ms, bytes, headers);
   }
 }

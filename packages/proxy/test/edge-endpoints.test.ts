@@ -1,9 +1,14 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
-import { createProxy, loadConfig, type ProxyApp, type ProxyOptions } from '@flags/proxy';
+import {
+  createProxy,
+  loadConfig,
+  type ProxyApp,
+  type ProxyMode,
+  type ProxyOptions,
+} from '@flags/proxy';
 import { edgeInstanceDataSchema } from '@flags/schemas';
-import Ajv from 'ajv';
-import addFormats from 'ajv-formats';
+import { Ajv } from 'ajv';
 import { edgeAnonymizedToken } from '../src/auth/unleash-token.js';
 import { createUpstreamClient } from '../src/sync/http-client.js';
 import { InstanceData } from '../src/usage/instance-data.js';
@@ -47,7 +52,6 @@ function edgeUpstream(): EdgeUpstream {
 }
 
 const ajv = new Ajv({ allowUnionTypes: true, strict: false });
-addFormats(ajv);
 const validInstanceData = ajv.compile(edgeInstanceDataSchema);
 
 /** An Edge instance's data as Edge 20 serializes it (`EdgeInstanceData::new` plus one observed request). */
@@ -103,9 +107,11 @@ interface Started {
   close(): Promise<void>;
 }
 
+/** A proxy in edge mode (Unleash Edge's defaults) unless `mode` says otherwise. */
 async function start(
   options: ProxyOptions = {},
   env: Record<string, string> = {},
+  mode: ProxyMode = 'edge',
 ): Promise<Started> {
   const upstream = edgeUpstream();
   await upstream.start();
@@ -120,6 +126,7 @@ async function start(
       ...options,
     },
     env,
+    mode,
   );
   await waitFor(() => proxy.environments.ready);
   return {
@@ -371,7 +378,7 @@ describe('Unleash Edge 20 endpoints', () => {
     assert.deepEqual(Object.keys(body).sort(), ['connected_instances', 'this_instance']);
     assert.deepEqual(body.connected_instances, [downstream]);
     const own = body.this_instance;
-    assert.ok(validInstanceData(own), JSON.stringify(validInstanceData.errors));
+    assert.ok(validInstanceData(own as unknown), JSON.stringify(validInstanceData.errors));
     assert.equal(own.identifier, run.proxy.config.flagsInstanceId);
     assert.equal(own.appName, run.proxy.config.flagsAppName);
     assert.equal(own.hosting, 'self-hosted');
@@ -481,6 +488,22 @@ describe('Edge’s endpoint switches', () => {
       assert.equal((await run.request('GET', '/internal-backstage/ready')).status, 200);
     } finally {
       await run.close();
+    }
+  });
+
+  it('/internal-backstage/features is off without edge mode (Unleash Proxy exposed no flag configuration without a key)', async () => {
+    const run = await start({}, {}, 'proxy');
+    try {
+      assert.equal((await run.request('GET', '/internal-backstage/features')).status, 404);
+      assert.equal((await run.request('GET', '/internal-backstage/instancedata')).status, 200);
+    } finally {
+      await run.close();
+    }
+    const enabled = await start({}, { DISABLE_FEATURES_ENDPOINT: 'false' }, 'proxy');
+    try {
+      assert.equal((await enabled.request('GET', '/internal-backstage/features')).status, 200);
+    } finally {
+      await enabled.close();
     }
   });
 

@@ -322,6 +322,7 @@ describe('Prometheus: Unleash Edge 20.4 names', () => {
       prometheusPushInterval: 100,
       prometheusUsername: 'grafana-user',
       prometheusPassword: 's3cret',
+      prometheusHostname: 'edge-pod-7',
     } as never);
     try {
       await run.proxy.poller.ready;
@@ -366,6 +367,7 @@ describe('Prometheus: Unleash Edge 20.4 names', () => {
       assert.equal(requests.labels.app_name, 'pushing-proxy');
       assert.equal(requests.labels.instance_id, 'instance-2');
       assert.equal(requests.labels.client_id, 'self-hosted');
+      assert.equal(requests.labels.hostname, 'edge-pod-7');
       assert.ok((requests.samples[0]?.value ?? 0) >= 1);
       assert.ok(Math.abs((requests.samples[0]?.timestamp ?? 0) - Date.now()) < 60_000);
       for (const s of series) {

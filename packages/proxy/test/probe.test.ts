@@ -1,11 +1,15 @@
 import assert from 'node:assert/strict';
-import { execFile } from 'node:child_process';
+import { execFile, execFileSync } from 'node:child_process';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { createServer, type Server } from 'node:http';
+import { createServer as createHttpsServer } from 'node:https';
 import type { AddressInfo } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { fileURLToPath } from 'node:url';
 import { freePort } from '../../../test/helpers/processes.js';
-import { probe, probeCommand } from '../src/probe.js';
+import { defaultProbeUrl, probe, probeCommand } from '../src/probe.js';
 
 /**
  * A stand-in for a running proxy's backstage: `/up/…` answers 200 as the proxy does, `/down/…`
@@ -103,29 +107,119 @@ describe('flags-proxy ready|health', () => {
     });
   });
 
-  it('refuses arguments it does not know or cannot use', async () => {
-    const cases: [readonly string[], RegExp][] = [
+  it('refuses settings it cannot use', async () => {
+    const cases: [Record<string, string>, RegExp][] = [
       [
-        ['--url', 'localhost:3000'],
-        /^ready: --url must be an http\(s\) URL, got "localhost:3000"$/,
+        { URL: 'localhost:3000' },
+        /^ready: the URL to probe must be an http\(s\) URL, got "localhost:3000"$/,
       ],
       [
-        ['--url', `${base}/up`, '--timeout', 'soon'],
+        { URL: `${base}/up`, TIMEOUT: 'soon' },
         /^ready: --timeout must be a whole number of ms > 0, got "soon"$/,
       ],
-      [['--timeout', '0'], /^ready: --timeout must be/],
-      [['--edge'], /^ready: Unknown option '--edge'/],
-      [['extra'], /^ready: Unexpected argument 'extra'/],
+      [{ TIMEOUT: '0' }, /^ready: --timeout must be/],
+      [
+        { URL: `${base}/up`, CA_CERTIFICATE_FILE: '/nonexistent/ca.pem' },
+        /^ready: cannot read the CA certificate file: ENOENT/,
+      ],
     ];
-    for (const [args, expected] of cases) {
-      const result = await probeCommand('ready', args);
-      assert.equal(result.ok, false, args.join(' '));
+    for (const [settings, expected] of cases) {
+      const result = await probeCommand('ready', settings, {});
+      assert.equal(result.ok, false, JSON.stringify(settings));
       assert.match(result.line, expected);
     }
     assert.equal(
-      (await probeCommand('ready', ['--url', `${base}/up`, '--timeout', '2000'])).ok,
+      (await probeCommand('ready', { URL: `${base}/up`, TIMEOUT: '2000' }, {})).ok,
       true,
     );
+  });
+
+  it('asks EDGE_URL, else Edge’s localhost:3063 or the port the environment gives the proxy', async () => {
+    assert.equal((await probeCommand('ready', {}, { EDGE_URL: `${base}/up` })).ok, true);
+    assert.equal(
+      (await probeCommand('ready', { EDGE_URL: `${base}/up` }, { EDGE_URL: 'http://127.0.0.1:1' }))
+        .ok,
+      true,
+    );
+    assert.equal(defaultProbeUrl({}), 'http://localhost:3063');
+    assert.equal(defaultProbeUrl({ PORT: '4000' }), 'http://localhost:4000');
+    assert.equal(defaultProbeUrl({ PROXY_PORT: '4001' }), 'http://localhost:4001');
+  });
+
+  it('trusts the CA file over HTTPS (-c, --ca-certificate-file), and fails without it', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'probe-tls-'));
+    const run = (...args: string[]) => execFileSync('openssl', args, { cwd: dir, stdio: 'pipe' });
+    run(
+      'req',
+      '-x509',
+      '-newkey',
+      'rsa:2048',
+      '-nodes',
+      '-days',
+      '1',
+      '-subj',
+      '/CN=probe-ca',
+      '-keyout',
+      'ca.key',
+      '-out',
+      'ca.pem',
+    );
+    run(
+      'req',
+      '-newkey',
+      'rsa:2048',
+      '-nodes',
+      '-subj',
+      '/CN=localhost',
+      '-keyout',
+      'server.key',
+      '-out',
+      'server.csr',
+    );
+    writeFileSync(join(dir, 'san.ext'), 'subjectAltName=DNS:localhost,IP:127.0.0.1\n');
+    run(
+      'x509',
+      '-req',
+      '-in',
+      'server.csr',
+      '-CA',
+      'ca.pem',
+      '-CAkey',
+      'ca.key',
+      '-CAcreateserial',
+      '-days',
+      '1',
+      '-extfile',
+      'san.ext',
+      '-out',
+      'server.pem',
+    );
+    const secure = createHttpsServer(
+      { key: readFileSync(join(dir, 'server.key')), cert: readFileSync(join(dir, 'server.pem')) },
+      (_request, response) => response.writeHead(200).end('{"status":"OK"}'),
+    );
+    await new Promise<void>((resolve) => secure.listen(0, '127.0.0.1', resolve));
+    const url = `https://127.0.0.1:${(secure.address() as AddressInfo).port}`;
+    try {
+      const trusted = await probeCommand(
+        'health',
+        { EDGE_URL: url, CA_CERTIFICATE_FILE: join(dir, 'ca.pem') },
+        {},
+      );
+      assert.deepEqual(trusted, {
+        ok: true,
+        line: `healthy: 200 {"status":"OK"} from ${url}/internal-backstage/health`,
+      });
+      const untrusted = await probeCommand('health', { EDGE_URL: url }, {});
+      assert.equal(untrusted.ok, false);
+      assert.match(untrusted.line, /^not healthy: cannot reach it \(.*certificate/);
+      const byCommand = await command(['health', '-e', url, '-c', join(dir, 'ca.pem')]);
+      assert.equal(byCommand.code, 0, byCommand.stderr);
+    } finally {
+      secure.closeAllConnections();
+      secure.close();
+      rmSync(dir, { recursive: true, force: true });
+    }
   });
 
   it('runs as the command: exit status 0 or 1 and one line, on stdout or stderr', async () => {
@@ -141,9 +235,12 @@ describe('flags-proxy ready|health', () => {
     assert.match(health.stderr, /^not healthy: 500 x+… from .*\n$/);
     const unknown = await command(['readiness']);
     assert.equal(unknown.code, 1);
-    assert.equal(
+    assert.match(
       unknown.stderr,
-      'flags-proxy: unknown command "readiness" (see flags-proxy --help)\n',
+      /^flags-proxy: invalid configuration:\n {2}unknown command "readiness"\n/,
     );
+    const option = await command(['ready', '--edge', `${base}/up`]);
+    assert.equal(option.code, 1);
+    assert.match(option.stderr, /unknown option --edge for ready/);
   });
 });

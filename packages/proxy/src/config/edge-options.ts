@@ -193,7 +193,7 @@ export const EDGE_OPTIONS: readonly EdgeOption[] = [
   edgeOption('prometheus-push-interval', { scope: 'edge', handling: supported }),
   edgeOption('prometheus-username', { scope: 'edge', handling: supported }),
   edgeOption('prometheus-password', { scope: 'edge', handling: supported }),
-  edgeOption('prometheus-user-id', { scope: 'edge', handling: supported }),
+  edgeOption('prometheus-user-id', { scope: 'edge', handling: ignored(EDGE_20_IGNORES) }),
   edgeOption('hostname', { scope: 'edge', handling: supported }),
   edgeOption('ec2-instance-id', {
     scope: 'edge',
@@ -272,4 +272,47 @@ export function edgeVariableFindings(
       : [],
   );
   return { warnings, refusals };
+}
+
+/** Where an Edge option may be written, in the README's words. */
+const WHERE: Readonly<Record<EdgeScope, string>> = {
+  top: 'before the subcommand',
+  global: 'anywhere',
+  edge: 'after `edge`',
+  offline: 'after `offline`',
+  probe: 'after `health` or `ready`',
+};
+
+/**
+ * The README's table of every Edge 20 option: how it is written, where, and how flags-proxy takes
+ * it; a supported one names the options of ours that read its variable (`readers`).
+ */
+export function edgeOptionsMarkdown(readers: (variable: string) => readonly string[]): string {
+  const lines = EDGE_OPTIONS.map((option) => {
+    const written = [
+      `\`--${option.long}\``,
+      ...(option.short === undefined ? [] : [`\`-${option.short}\``]),
+    ].join(', ');
+    const shape = option.flag ? 'switch' : option.list ? 'list' : 'value';
+    const env = option.env === undefined ? '–' : `\`${option.env}\``;
+    const handling = option.handling;
+    const how =
+      handling.kind === 'supported'
+        ? `Supported: ${
+            option.env === undefined
+              ? ''
+              : readers(option.env)
+                  .map((reader) => `\`${reader}\``)
+                  .join(', ')
+          }`
+        : handling.kind === 'ignored'
+          ? `Accepted and ignored, with a warning: ${handling.why}.`
+          : `Refused (the start stops): ${handling.instead}.`;
+    return `| ${written} | ${env} | ${WHERE[option.scope]}, ${shape} | ${how} |`;
+  });
+  return [
+    '| Unleash Edge option | Variable | Written | flags-proxy |',
+    '|---|---|---|---|',
+    ...lines,
+  ].join('\n');
 }

@@ -2,7 +2,7 @@ import { hostname } from 'node:os';
 import { ConfigError, type Environment, type Loaded } from '@flags/config';
 import { resolveCors, trustsForwardedAddress } from '@flags/serving';
 import { backupTargets } from './backup.js';
-import { type ProxyOptions, proxyConfig, type proxySchema } from './options.js';
+import { type ProxyMode, type ProxyOptions, proxyConfig, type proxySchema } from './options.js';
 import { serverTlsOf, upstreamTlsOf } from './tls-files.js';
 
 export { ConfigError };
@@ -31,9 +31,11 @@ function upstreamBase(raw: string | URL): URL {
  * The loaded options in the domain types the proxy runs with (URLs as `URL`, keys merged and
  * deduplicated, derived defaults), frozen. The names are the ones the proxy has always used.
  */
-function resolve(options: Options) {
+function resolve(options: Options, mode: ProxyMode) {
   const bootstrapUrl = options.expBootstrap.url;
   return Object.freeze({
+    /** Whose defaults the options took: Unleash Proxy's (`proxy`) or Unleash Edge's (`edge`). */
+    mode,
     flagsUrl: upstreamBase(options.flagsUrl),
     /** The client tokens the proxy syncs with, one environment each (`flagsApiToken`, `TOKENS`). */
     startupTokens: Object.freeze([...new Set(options.flagsApiToken)]),
@@ -84,6 +86,19 @@ function resolve(options: Options) {
     enableFeaturesEndpoint: options.enableFeaturesEndpoint,
     enableMetricsBatchEndpoint: options.enableMetricsBatchEndpoint,
     enableInstanceDataEndpoint: options.enableInstanceDataEndpoint,
+    enableMetricsEndpoint: options.enableMetricsEndpoint,
+    /** Prometheus remote write; `undefined`: no push. */
+    prometheusRemoteWrite:
+      options.prometheusRemoteWriteUrl === undefined
+        ? undefined
+        : Object.freeze({
+            url: new URL(options.prometheusRemoteWriteUrl),
+            intervalMs: options.prometheusPushInterval,
+            username: options.prometheusUsername,
+            password: options.prometheusPassword,
+            hostname: options.prometheusHostname,
+          }),
+    disabledFeatureAnswer: options.disabledFeatureAnswer,
     maxBodyBytes: options.maxBodyBytes,
     usageMaxPendingBytes: options.usageMaxPendingBytes,
     /** Longest time to receive a whole request, ms; 0: no limit. */
@@ -158,11 +173,15 @@ export type TrustProxy = ProxyConfig['trustProxy'];
 export type TagFilter = ProxyConfig['tags'][number];
 
 /**
- * Environment variables first, in-code options win; validated as a whole against the schema.
- * Throws a `ConfigError` naming every problem.
+ * Environment variables first, in-code options win; validated as a whole against the schema,
+ * with `mode`'s defaults. Throws a `ConfigError` naming every problem.
  */
-export function loadConfig(env: Environment, overrides: ProxyOptions = {}): ProxyConfig {
-  return resolve(proxyConfig.load(withTrustedServers(env), overrides));
+export function loadConfig(
+  env: Environment,
+  overrides: ProxyOptions = {},
+  mode: ProxyMode = 'proxy',
+): ProxyConfig {
+  return resolve(proxyConfig.load(withTrustedServers(env), overrides, mode), mode);
 }
 
 /**

@@ -34,6 +34,20 @@ export const UNLEASH_TOKEN_PATTERN = '^[^:.\\s]+:[^:.\\s]+\\..+$';
 /** How the proxy syncs with its upstream (`upstreamStreaming`). */
 export const UPSTREAM_SYNC_MODES = ['auto', 'polling'] as const;
 
+/** What the single-flag route answers for a flag that is off (`disabledFeatureAnswer`). */
+export const DISABLED_FEATURE_ANSWERS = ['not-found', 'disabled'] as const;
+
+/**
+ * The profiles the proxy loads with: `proxy`, Unleash Proxy's defaults (the `flags-proxy` command
+ * without a subcommand, and in code); `edge`, Unleash Edge 20's (`flags-proxy edge`, `offline`),
+ * given per option as `profiles: { edge: … }`.
+ */
+export const PROXY_MODES = ['proxy', 'edge'] as const;
+export type ProxyMode = (typeof PROXY_MODES)[number];
+
+/** The README's column of Edge-mode defaults. */
+export const EDGE_PROFILE_COLUMN = { profile: 'edge', title: 'Default in edge mode' } as const;
+
 export const LOG_LEVELS = ['debug', 'info', 'warn', 'error', 'fatal'] as const;
 
 /** Unleash Edge's `REDIS_MODE`: one server, or a Redis Cluster. */
@@ -41,7 +55,6 @@ export const REDIS_MODES = ['single', 'cluster'] as const;
 
 /** Unleash Edge's `REDIS_SCHEME` values (`tcp` and `tls` are other names of `redis` and `rediss`). */
 export const REDIS_SCHEMES = ['redis', 'rediss', 'tcp', 'tls', 'unix', 'redis-unix'] as const;
-
 export type LogLevel = (typeof LOG_LEVELS)[number];
 
 /** Backup storage for the last good upstream payload. */
@@ -202,7 +215,8 @@ export const proxySchema = Type.Object(
     strictTokens: option(Type.Boolean(), {
       env: ['FLAGS_STRICT_TOKENS', 'STRICT'],
       default: false,
-      doc: '`true`: only the environments of the startup tokens (`flagsApiToken`) are served; `false`: a valid client token of another environment starts syncing it.',
+      profiles: { edge: true },
+      doc: '`true`: only what the startup tokens (`flagsApiToken`) cover is served, and a valid token outside it gets 403 (Unleash Edge 20 has only this); `false`: a valid client token of another environment starts syncing it.',
     }),
     clientKeys: option(list(), {
       env: ['FLAGS_PROXY_CLIENT_KEYS', 'UNLEASH_PROXY_CLIENT_KEYS'],
@@ -217,12 +231,14 @@ export const proxySchema = Type.Object(
     port: option(Type.Integer({ minimum: 0, maximum: 65535 }), {
       env: ['PORT', 'PROXY_PORT'],
       default: 3000,
+      profiles: { edge: 3063 },
       doc: 'Listening port (`start()` and the `flags-proxy` command).',
     }),
     host: option(Type.String(), {
-      env: ['PROXY_HOST'],
+      env: ['PROXY_HOST', 'INTERFACE'],
       default: '0.0.0.0',
-      doc: 'Listening address (`start()` and the `flags-proxy` command).',
+      profiles: { edge: '::' },
+      doc: 'Listening address (`start()` and the `flags-proxy` command): `::` takes IPv6 and IPv4 (dual stack; on a host without IPv6, IPv4 only, said in a warning).',
     }),
     tls: group({
       enable: option(Type.Boolean(), {
@@ -255,12 +271,12 @@ export const proxySchema = Type.Object(
       doc: 'Base path of every route (`base/path` serves `/base/path/proxy`, `/base/path/api/frontend`, `/base/path/internal-backstage/…`).',
     }),
     flagsAppName: option(Type.String(), {
-      env: ['FLAGS_APP_NAME', 'UNLEASH_APP_NAME'],
+      env: ['FLAGS_APP_NAME', 'UNLEASH_APP_NAME', 'APP_NAME'],
       default: 'flags-proxy',
       doc: 'App name used upstream, and the `appName` of contexts that carry none.',
     }),
     flagsInstanceId: option(Type.String(), {
-      env: ['FLAGS_INSTANCE_ID', 'UNLEASH_INSTANCE_ID'],
+      env: ['FLAGS_INSTANCE_ID', 'UNLEASH_INSTANCE_ID', 'INSTANCE_ID'],
       doc: 'Instance id used upstream; generated from host name and process id when unset.',
     }),
     refreshInterval: option(Type.Integer({ exclusiveMinimum: 0 }), {
@@ -270,6 +286,7 @@ export const proxySchema = Type.Object(
         secondsVariable('FEATURES_REFRESH_INTERVAL_SECONDS'),
       ],
       default: 5000,
+      profiles: { edge: 15000 },
       doc: 'Upstream polling interval, ms (> 0).',
     }),
     upstreamStreaming: option(Type.Enum(UPSTREAM_SYNC_MODES), {
@@ -285,6 +302,7 @@ export const proxySchema = Type.Object(
         secondsVariable('METRICS_INTERVAL_SECONDS'),
       ],
       default: 30000,
+      profiles: { edge: 60000 },
       doc: 'Usage metrics send interval, ms; `0` turns usage metrics off.',
     }),
     metricsJitter: option(Type.Integer({ minimum: 0 }), {
@@ -305,6 +323,7 @@ export const proxySchema = Type.Object(
         { ...secondsVariable('UPSTREAM_REQUEST_TIMEOUT'), fallback: true },
       ],
       default: 10000,
+      profiles: { edge: 5000 },
       doc: 'Timeout of each upstream request (connecting, headers and body), ms.',
     }),
     customHeaders: option(
@@ -423,6 +442,7 @@ export const proxySchema = Type.Object(
     compression: option(Type.Boolean(), {
       env: ['PROXY_COMPRESSION'],
       default: false,
+      profiles: { edge: true },
       doc: '`true`: answers over 1 KB are compressed (br, gzip or deflate, as the caller accepts), as Unleash Proxy and Edge always do: the benchmark’s 200-flag answer goes from 13 KB to under 1 KB. A fresh answer costs ~0.1–0.3 ms of CPU to compress (more than evaluating it); an answer the cache keeps is compressed once per `Accept-Encoding` its callers send. The evaluation front is off. Off by default: compress at the load balancer, or turn it on where none does.',
     }),
     ignoreCallerRemoteAddress: option(Type.Boolean(), {
@@ -507,22 +527,59 @@ export const proxySchema = Type.Object(
     enableOAS: option(Type.Boolean(), {
       env: ['ENABLE_OAS'],
       default: false,
+      profiles: { edge: true },
       doc: 'Serves the OpenAPI description and interactive UI under `/docs/openapi`.',
     }),
     enableAllEndpoint: option(Type.Boolean(), {
       env: ['ENABLE_ALL_ENDPOINT', invertedVariable('DISABLE_ALL_ENDPOINT')],
       default: false,
-      doc: 'Serves `/proxy/all` (enabled and disabled toggles), and flags that are off over OFREP (else answered as not found). Off unless enabled, where Unleash Edge serves its `/all` unless `DISABLE_ALL_ENDPOINT=true`.',
+      profiles: { edge: true },
+      doc: 'Serves the `/all` routes (`/proxy/all`, `/api/frontend/all`, `/api/proxy/all`: enabled and disabled toggles), and flags that are off over OFREP (else answered as not found). On in edge mode, as Unleash Edge serves them unless `DISABLE_ALL_ENDPOINT=true`; off otherwise, as Unleash Proxy.',
     }),
     enableTokensEndpoint: option(Type.Boolean(), {
       env: ['PROXY_ENABLE_TOKENS_ENDPOINT', invertedVariable('DISABLE_TOKENS_ENDPOINT')],
       default: true,
       doc: 'Serves `GET /internal-backstage/tokens` without a key, in Unleash Edge’s shape: the client tokens synced with and the tokens validated, with their environments and projects, secrets masked as Edge masks them. `false` answers 404 there (Edge’s `--disable-tokens-endpoint`).',
     }),
+    enableMetricsEndpoint: option(Type.Boolean(), {
+      env: ['PROXY_ENABLE_METRICS_ENDPOINT', invertedVariable('DISABLE_METRICS_ENDPOINT')],
+      default: true,
+      doc: 'Serves the Prometheus metrics (ours and Unleash Edge’s names) at `GET /internal-backstage/metrics` without a key. `false`: that route does not exist (404), as Edge’s `--disable-metrics-endpoint`; Unleash Proxy’s `/proxy/internal-backstage/prometheus` stays.',
+    }),
+    prometheusRemoteWriteUrl: option(url(), {
+      env: ['PROMETHEUS_REMOTE_WRITE_URL'],
+      doc: 'Prometheus remote-write endpoint: when set, every metric of the metrics endpoint is pushed there every `prometheusPushInterval` (snappy-compressed protobuf `WriteRequest`), labelled `app_name`, `client_id` (`self-hosted`) and `instance_id`, as Unleash Edge pushes.',
+    }),
+    prometheusPushInterval: option(Type.Integer({ exclusiveMinimum: 0 }), {
+      env: ['FLAGS_PROMETHEUS_PUSH_INTERVAL', secondsVariable('PROMETHEUS_PUSH_INTERVAL')],
+      default: 60_000,
+      doc: 'Time between two remote-write pushes, ms (`prometheusRemoteWriteUrl`); the first push is one interval after start.',
+    }),
+    prometheusUsername: option(Type.String(), {
+      env: ['PROMETHEUS_USERNAME'],
+      doc: 'User name of the remote-write endpoint (HTTP basic auth, with `prometheusPassword`, empty if unset).',
+    }),
+    prometheusPassword: option(Type.String(), {
+      env: ['PROMETHEUS_PASSWORD'],
+      secret: true,
+      doc: 'Password of the remote-write endpoint (`prometheusUsername`).',
+    }),
+    prometheusHostname: option(Type.String(), {
+      env: ['HOSTNAME'],
+      doc: 'The `hostname` label of every remote-written series (`prometheusRemoteWriteUrl`), as Unleash Edge adds it; containers set `HOSTNAME` themselves. Unset: no such label.',
+    }),
+    disabledFeatureAnswer: option(Type.Enum(DISABLED_FEATURE_ANSWERS), {
+      env: ['PROXY_DISABLED_FEATURE_ANSWER'],
+      default: 'not-found',
+      profiles: { edge: 'disabled' },
+      fromEnv: lowerCase,
+      doc: 'What `/api/frontend/features/:name` (and `/api/proxy/…`) answers for a flag that is off for the context: `not-found` (404, as for an unknown flag), or `disabled` (200 with `enabled: false` and its variant, as Unleash Edge).',
+    }),
     enableFeaturesEndpoint: option(Type.Boolean(), {
       env: ['PROXY_ENABLE_FEATURES_ENDPOINT', invertedVariable('DISABLE_FEATURES_ENDPOINT')],
-      default: true,
-      doc: 'Serves `GET /internal-backstage/features` without a key, as Unleash Edge does: every synced environment’s whole flag configuration (strategies, constraints, segments, variants). Anyone who reaches the port can read it; turn it off, or keep `/internal-backstage` off the public network, where that configuration is not public. `false` answers 404 there (Edge’s `--disable-features-endpoint`).',
+      default: false,
+      profiles: { edge: true },
+      doc: 'Serves `GET /internal-backstage/features` without a key, as Unleash Edge does: every synced environment’s whole flag configuration (strategies, constraints, segments, variants). Anyone who reaches the port can read it: on in edge mode, as Edge serves it unless `DISABLE_FEATURES_ENDPOINT=true`; off otherwise, as Unleash Proxy exposed no flag configuration without a key. Where it is on, keep `/internal-backstage` off the public network if that configuration is not public. Off: 404 there.',
     }),
     enableMetricsBatchEndpoint: option(Type.Boolean(), {
       env: [

@@ -1,8 +1,11 @@
+import type { IncomingHttpHeaders } from 'node:http';
+import { brotliCompressSync, constants, deflateSync, gzipSync } from 'node:zlib';
+import { Negotiator } from '@fastify/accept-negotiator';
 import type {} from '@flags/serving';
-import type { FastifyInstance, FastifyReply, FastifyRequest, onSendHookHandler } from 'fastify';
+import type { FastifyInstance, onSendHookHandler } from 'fastify';
 
 /** Answers smaller than this are sent as they are (Unleash Proxy's threshold). */
-const THRESHOLD_BYTES = 1024;
+export const THRESHOLD_BYTES = 1024;
 /**
  * Answers up to this size are compressed in one synchronous call. The plugin's default on a
  * 2-core machine is 8 KiB: above it each answer gets a compression stream of its own. Under load,
@@ -12,105 +15,152 @@ const THRESHOLD_BYTES = 1024;
  */
 const SYNC_THRESHOLD_BYTES = 512 * 1024;
 
+/** The encodings offered, most preferred first (zstd is left out: every Node version answers alike). */
+const ENCODINGS = ['br', 'gzip', 'deflate'] as const;
+export type Encoding = (typeof ENCODINGS)[number];
+
+/**
+ * How hard an answer is compressed. An answer compressed for one request is compressed at the
+ * fastest settings: on a 15 KB answer of 200 flags, brotli quality 1 takes ~20 µs and gives ~960
+ * bytes, quality 4 (the plugin's default) ~50 µs for ~760, zlib level 1 ~25 µs for ~970 and level
+ * 6 (zlib's default) ~50 µs for ~830. Evaluating the flags takes ~30 µs, so the default settings
+ * more than doubled the CPU of a never-seen context. An answer the answer cache keeps is compressed
+ * once per `Accept-Encoding` and sent many times, so it gets the smaller encoding (~670 and ~830
+ * bytes) for ~60 µs once.
+ */
+export const LEVELS = {
+  /** Answers compressed for one request (and every answer the plugin compresses). */
+  dynamic: { brotliQuality: 1, zlibLevel: 1 },
+  /** Kept answers' encoded copies. */
+  kept: { brotliQuality: 5, zlibLevel: 6 },
+} as const;
+
+type Compressor = (body: Buffer) => Buffer;
+
+function compressors(levels: {
+  readonly brotliQuality: number;
+  readonly zlibLevel: number;
+}): Record<Encoding, Compressor> {
+  const brotli = { params: { [constants.BROTLI_PARAM_QUALITY]: levels.brotliQuality } };
+  const zlib = { level: levels.zlibLevel };
+  return {
+    br: (body) => brotliCompressSync(body, brotli),
+    gzip: (body) => gzipSync(body, zlib),
+    deflate: (body) => deflateSync(body, zlib),
+  };
+}
+
+/** An encoded answer: its encoding and bytes. */
+export interface Encoded {
+  readonly encoding: Encoding;
+  readonly body: Buffer;
+}
+
+/** An encoded copy of a kept body: what was sent for one `Accept-Encoding` header. */
+interface EncodedCopy extends Encoded {
+  readonly acceptEncoding: string;
+}
+
+/** Encoded copies kept per body; a few `Accept-Encoding` spellings cover the browsers and SDKs. */
+const COPIES_PER_BODY = 3;
+
+/** `Accept-Encoding` spellings the plugin reads as gzip (`*`, and `x-gzip`, RFC 9110 §8.4.1.3). */
+const GZIP_ALIASES = /\*|x-gzip/g;
+
+/**
+ * The compression of evaluation answers, one per app: the encoding a request gets (negotiated as
+ * `@fastify/compress` negotiates, with the library it uses), the compressors, and encoded copies
+ * of the answers the answer cache keeps. The evaluation front and the routes' hook both encode
+ * through it, so that a request gets the same bytes whichever answers it.
+ */
+export class AnswerCompression {
+  private readonly negotiator = new Negotiator<Encoding>({ supportedValues: [...ENCODINGS] });
+  private readonly dynamic = compressors(LEVELS.dynamic);
+  private readonly kept = compressors(LEVELS.kept);
+  /**
+   * Copies live as long as their body (a `WeakMap`: the answer cache owns the body), at most
+   * `COPIES_PER_BODY` each (a caller cannot grow them with odd headers), each a fraction of the
+   * body's size (~0.7–1 KB for 15 KB).
+   */
+  private readonly copies = new WeakMap<Buffer, EncodedCopy[]>();
+
+  /** The encoding a request gets, or `undefined` (none accepted, or `X-No-Compression`). */
+  encodingFor(headers: IncomingHttpHeaders): Encoding | undefined {
+    const accepted = headers['accept-encoding'];
+    if (accepted === undefined || headers['x-no-compression'] !== undefined) return undefined;
+    return this.negotiator.negotiate(accepted.toLowerCase().replace(GZIP_ALIASES, 'gzip')) ?? undefined;
+  }
+
+  /**
+   * `body` encoded for the request with `headers`, or `undefined` to send it as it is (under the
+   * threshold, or no encoding accepted). A `kept` body (the answer cache's, never written again)
+   * is encoded once per `Accept-Encoding` header and the copy sent from then on.
+   */
+  encode(headers: IncomingHttpHeaders, body: Buffer | string, kept: boolean): Encoded | undefined {
+    if (Buffer.byteLength(body) < THRESHOLD_BYTES) return undefined;
+    const encoding = this.encodingFor(headers);
+    if (encoding === undefined) return undefined;
+    const bytes = typeof body === 'string' ? Buffer.from(body) : body;
+    if (!kept) return { encoding, body: this.dynamic[encoding](bytes) };
+    const acceptEncoding = headers['accept-encoding'] as string;
+    const copies = this.copies.get(bytes);
+    const copy = copies?.find((each) => each.acceptEncoding === acceptEncoding);
+    if (copy !== undefined) return copy;
+    const encoded: EncodedCopy = { acceptEncoding, encoding, body: this.kept[encoding](bytes) };
+    if (copies === undefined) this.copies.set(bytes, [encoded]);
+    else if (copies.length < COPIES_PER_BODY) copies.push(encoded);
+    return encoded;
+  }
+}
+
 /**
  * `compression`: compresses answers over 1 KB in the encoding the caller prefers among br, gzip
- * and deflate (`@fastify/compress`; zstd is left out, so that every Node version answers alike).
- * Event streams are never compressed (the plugin skips `text/event-stream`, and the stream
- * routes write to the socket themselves), and request bodies are read as before, never
- * decompressed. The plugin is loaded only here: with compression off (the default) its modules
- * would take ~1 MB of heap for nothing.
+ * and deflate (`@fastify/compress`, at `LEVELS.dynamic`). Event streams are never compressed (the
+ * plugin skips `text/event-stream`, and the stream routes write to the socket themselves), and
+ * request bodies are read as before, never decompressed. Kept evaluation answers are encoded by
+ * the returned `AnswerCompression` (which the evaluation front uses too), the plugin leaving an
+ * answer that has a `Content-Encoding` alone. The plugin is loaded only here: with compression
+ * off (the default) its modules would take ~1 MB of heap for nothing.
  */
-export async function installCompression(app: FastifyInstance): Promise<void> {
+export async function installCompression(app: FastifyInstance): Promise<AnswerCompression> {
   const { default: fastifyCompress } = await import('@fastify/compress');
-  const copies = new EncodedCopies();
-  // Route hooks, as the plugin's own: this one runs before it, the others after.
+  const compression = new AnswerCompression();
+  // Route hooks, as the plugin's own: this one runs before it, the other after.
   app.addHook('onRoute', (route) => {
-    route.onSend = [...[route.onSend ?? []].flat(), copies.sendKept];
+    route.onSend = [...[route.onSend ?? []].flat(), sendKeptEncoded(compression)];
   });
   await app.register(fastifyCompress, {
     global: true,
     globalDecompression: false,
     threshold: THRESHOLD_BYTES,
     syncThreshold: SYNC_THRESHOLD_BYTES,
-    encodings: ['br', 'gzip', 'deflate'],
+    encodings: [...ENCODINGS],
+    brotliOptions: { params: { [constants.BROTLI_PARAM_QUALITY]: LEVELS.dynamic.brotliQuality } },
+    zlibOptions: { level: LEVELS.dynamic.zlibLevel },
   });
   // The plugin adds `accept-encoding` to `Vary` unless it finds it in that spelling (the
   // evaluation answers name it already, as `Accept-Encoding`), in an `onSend` hook it gives each
   // route; this one comes after it.
   app.addHook('onRoute', (route) => {
-    route.onSend = [...[route.onSend ?? []].flat(), copies.keep, varyNamedOnce];
+    route.onSend = [...[route.onSend ?? []].flat(), varyNamedOnce];
   });
+  return compression;
 }
 
-/** An encoded copy of a kept body: what the plugin sent for one `Accept-Encoding`. */
-interface EncodedCopy {
-  readonly acceptEncoding: string;
-  readonly encoding: string;
-  readonly body: Buffer;
-}
-
-/** Encoded copies kept per body; a few `Accept-Encoding` spellings cover the browsers and SDKs. */
-const COPIES_PER_BODY = 3;
-
-/**
- * Encoded copies of the answers the answer cache keeps, so that a recurring answer is compressed
- * once per `Accept-Encoding` its callers send rather than on every request (~0.1 ms of CPU for a
- * 15 KB answer). The plugin still negotiates: a copy is what it chose and produced for that exact
- * header, looked up before it runs and sent as is (it leaves an answer that has a
- * `Content-Encoding` alone). Copies live as long as their body (a `WeakMap`), at most
- * `COPIES_PER_BODY` each (a caller cannot grow them with odd headers), each a fraction of the
- * body's size (~0.4–1.3 KB for 15 KB).
- */
-class EncodedCopies {
-  private readonly byBody = new WeakMap<Buffer, EncodedCopy[]>();
-  /** The kept body a request is sending, from before the plugin compresses it to after. */
-  private readonly sending = new WeakMap<FastifyRequest, Buffer>();
-
-  /** Before the plugin: a kept body already encoded for this `Accept-Encoding` is sent so. */
-  readonly sendKept: onSendHookHandler = async (request, reply, payload) => {
-    const body = keptBody(request, reply, payload);
-    if (body === undefined) return payload;
-    const acceptEncoding = request.headers['accept-encoding'] ?? '';
-    const copy = this.byBody.get(body)?.find((each) => each.acceptEncoding === acceptEncoding);
-    if (copy === undefined) {
-      this.sending.set(request, body);
+/** Before the plugin: a kept body (`sendKept`) is sent as its encoded copy. */
+function sendKeptEncoded(compression: AnswerCompression): onSendHookHandler {
+  return async (request, reply, payload) => {
+    if (!reply.sendsKeptBody || !Buffer.isBuffer(payload) || reply.statusCode !== 200)
       return payload;
-    }
+    const encoded = compression.encode(request.headers, payload, true);
+    if (encoded === undefined) return payload;
     // As the plugin: `Vary` names `Accept-Encoding` (once: `varyNamedOnce` comes after).
     const vary = reply.getHeader('vary');
     reply.header('vary', typeof vary === 'string' ? `${vary}, accept-encoding` : 'accept-encoding');
-    reply.header('content-encoding', copy.encoding);
-    reply.header('content-length', copy.body.length);
-    return copy.body;
+    reply.header('content-encoding', encoded.encoding);
+    reply.header('content-length', encoded.body.length);
+    return encoded.body;
   };
-
-  /** After the plugin: what it encoded a kept body to is kept for the next such request. */
-  readonly keep: onSendHookHandler = async (request, reply, payload) => {
-    const body = this.sending.get(request);
-    if (body === undefined) return payload;
-    this.sending.delete(request);
-    const encoding = reply.getHeader('content-encoding');
-    if (typeof encoding !== 'string' || !Buffer.isBuffer(payload) || payload === body)
-      return payload;
-    const copies = this.byBody.get(body) ?? [];
-    if (copies.length < COPIES_PER_BODY) {
-      const acceptEncoding = request.headers['accept-encoding'] ?? '';
-      copies.push({ acceptEncoding, encoding, body: payload });
-      this.byBody.set(body, copies);
-    }
-    return payload;
-  };
-}
-
-/** The kept body an answer sends, when the plugin would consider encoding it. */
-function keptBody(
-  request: FastifyRequest,
-  reply: FastifyReply,
-  payload: unknown,
-): Buffer | undefined {
-  if (!reply.sendsKeptBody || !Buffer.isBuffer(payload)) return undefined;
-  if (request.headers['x-no-compression'] !== undefined) return undefined;
-  return reply.statusCode === 200 ? payload : undefined;
 }
 
 const varyNamedOnce: onSendHookHandler = async (_request, reply, payload) => {

@@ -25,6 +25,7 @@ import { contextFromQueryString } from '../context/query-string.js';
 import { answeredError, ERROR_CONTENT_TYPE, errorBody } from '../errors.js';
 import type { ProxyMetrics } from '../prometheus.js';
 import type { AddressFilter } from './address-filter.js';
+import type { AnswerCompression } from './compression.js';
 import { NOSNIFF } from './hooks.js';
 
 declare module 'fastify' {
@@ -70,6 +71,8 @@ export class EvaluationFront {
   private readonly errorHeaders: Readonly<Record<string, string>>;
   /** Requests answered here, not by Fastify (for tests and debugging). */
   answered = 0;
+  /** Body bytes of the answer just written (`send`, `sendError`), for `http_response_size`. */
+  private sentBytes = 0;
 
   /** `cors`: `fixedCorsHeaders`; `basePath`: the routes' prefix (`proxyBasePath`). */
   constructor(
@@ -125,16 +128,16 @@ export class EvaluationFront {
     const key = requestKey(compiled, 'query', false, flavour, ip, url);
     const kept = compiled.keptAnswer(key);
     let status: number;
-    if (kept !== undefined) status = this.send(request, response, kept, true);
+    if (kept !== undefined) status = this.send(request, response, kept, true, true);
     else {
       const context = this.context(url, queryAt, ip);
       if (context === undefined) return false;
       const rendered = writer.renderEvaluations(compiled, context, false, key, flavour.nameOrder);
-      status = this.send(request, response, rendered, true);
+      status = this.send(request, response, rendered, true, false);
       // Only a freshly rendered answer is in the writer's scratch memory (see `AnswerWriter`).
       writer.settle(response, rendered);
     }
-    this.done(route, 'GET', status, startedAt);
+    this.done(request, route, 'GET', status, startedAt);
     return true;
   }
 
@@ -183,7 +186,7 @@ export class EvaluationFront {
         }
         status = this.sendError(response, error);
       }
-      this.done(route, 'POST', status, startedAt);
+      this.done(request, route, 'POST', status, startedAt);
     });
   }
 
@@ -199,7 +202,7 @@ export class EvaluationFront {
     const { writer, defaults } = this.parts;
     const key = requestKey(compiled, 'body', false, flavour, ip, text);
     const kept = compiled.keptAnswer(key);
-    if (kept !== undefined) return this.send(request, response, kept, flavour.conditionalPost);
+    if (kept !== undefined) return this.send(request, response, kept, flavour.conditionalPost, true);
     const body = readEvaluationBody(text, flavour.bareContext);
     const context = contextFromBody(body.context, ip, defaults);
     const rendered = renderBody(writer, compiled, context, body.toggles, {
@@ -207,7 +210,7 @@ export class EvaluationFront {
       key,
       nameOrder: flavour.nameOrder,
     });
-    const status = this.send(request, response, rendered, flavour.conditionalPost);
+    const status = this.send(request, response, rendered, flavour.conditionalPost, false);
     writer.settle(response, rendered);
     return status;
   }
@@ -216,17 +219,26 @@ export class EvaluationFront {
   private sendError(response: ServerResponse, thrown: unknown): number {
     const error = answeredError(thrown, this.parts.log);
     const body = JSON.stringify(errorBody(error));
+    this.sentBytes = Buffer.byteLength(body);
     response.writeHead(error.status, {
       ...this.errorHeaders,
-      'content-length': String(Buffer.byteLength(body)),
+      'content-length': String(this.sentBytes),
     });
     response.end(body);
     return error.status;
   }
 
   /** Counts an answer sent here in the duration histogram, as the routes' `onSend` hook does. */
-  private done(route: FrontRoute, method: string, status: number, startedAt: number): void {
-    this.parts.metrics.observeRoute(route.path, method, status, performance.now() - startedAt);
+  private done(
+    request: IncomingMessage,
+    route: FrontRoute,
+    method: string,
+    status: number,
+    startedAt: number,
+  ): void {
+    const ms = performance.now() - startedAt;
+    const { metrics } = this.parts;
+    metrics.observeRoute(route.path, method, status, ms, this.sentBytes, request.headers);
     this.answered++;
   }
 
@@ -247,25 +259,35 @@ export class EvaluationFront {
   }
 
   /**
-   * Writes the answer (304 when `conditional` and `If-None-Match` names it, as `sendRendered`);
-   * the status sent.
+   * Writes the answer (304 when `conditional` and `If-None-Match` names it, as `sendRendered`),
+   * encoded as the routes' compression would (`kept`: the answer cache's body); the status sent.
    */
   private send(
     request: IncomingMessage,
     response: ServerResponse,
     rendered: Rendered,
     conditional: boolean,
+    kept: boolean,
   ): number {
     const headers: Record<string, string> = { ...this.headers, etag: rendered.etag };
     if (conditional && ifNoneMatchHits(request.headers['if-none-match'], rendered.etag)) {
       delete headers['content-type'];
       response.writeHead(304, headers);
       response.end();
+      this.sentBytes = 0;
       return 304;
     }
-    headers['content-length'] = String(Buffer.byteLength(rendered.body));
+    let body = rendered.body;
+    const encoded = this.parts.compression?.encode(request.headers, body, kept);
+    if (encoded !== undefined) {
+      // `Vary` names `Accept-Encoding` already (`KeyedAnswerHeaders.evaluation`).
+      headers['content-encoding'] = encoded.encoding;
+      body = encoded.body;
+    }
+    this.sentBytes = Buffer.byteLength(body);
+    headers['content-length'] = String(this.sentBytes);
     response.writeHead(200, headers);
-    response.end(rendered.body);
+    response.end(body);
     return 200;
   }
 }
@@ -313,6 +335,8 @@ export interface EvaluationParts {
   readonly defaults: ContextDefaults;
   readonly enrichers: Enrichers;
   readonly writer: AnswerWriter;
+  /** The routes' compression of evaluation answers, when `compression` is on. */
+  readonly compression: AnswerCompression | undefined;
   /** `KeyedAnswerHeaders.evaluation`, as the routes send them. */
   readonly headers: Readonly<Record<string, string>>;
   /** The mounts of the frontend routes (`/proxy`, `/api/frontend`, `/api/proxy`). */
@@ -328,7 +352,7 @@ export interface EvaluationParts {
 /**
  * The front of an app's evaluation routes, or `undefined` where the routes do what it does not
  * (see `EvaluationFront`): request logging, enrichers (the answers are not kept, and the context
- * is enriched asynchronously), `trustProxy`, an origin list and compression.
+ * is enriched asynchronously), `trustProxy` and an origin list.
  */
 export function evaluationFrontFor(
   config: ProxyConfig,
@@ -339,7 +363,6 @@ export function evaluationFrontFor(
     parts.debug ||
     !parts.enrichers.empty ||
     trustsForwardedAddress(config.trustProxy) ||
-    config.compression ||
     cors === undefined
   )
     return undefined;

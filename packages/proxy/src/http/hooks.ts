@@ -64,7 +64,7 @@ export function installReadiness(
  */
 export function installDurationRecording(app: FastifyInstance, metrics: ProxyMetrics): void {
   app.addHook('onSend', function recordDuration(request, reply, payload, done) {
-    metrics.observe(request, reply, performance.now() - request.startedAt);
+    metrics.observe(request, reply, performance.now() - request.startedAt, payload);
     done(null, payload);
   });
 }

@@ -4,10 +4,13 @@ import { errorResponses, SERVER_SIDE_TAG, textResponse } from '@flags/serving';
 import type { FastifyInstance } from 'fastify';
 import type { AuthorizeHook as Authenticate } from '../auth/access.js';
 import { ProxyError } from '../errors.js';
+import type { EdgeUpstreamMetrics } from '../prometheus-edge-upstream.js';
 
 export interface BulkMetricsRouteOptions {
   /** Client tokens only: downstream Edges and proxies hold one of the environment they report for. */
   readonly authenticate: Authenticate;
+  /** Counts the body's flags in Edge's `feature_toggle_usage_total`. */
+  readonly edgeMetrics: EdgeUpstreamMetrics;
 }
 
 /**
@@ -43,6 +46,7 @@ export function bulkMetricsRoutes(
         if (Number.isNaN(instantMs(metric.timestamp)))
           throw new ProxyError('BAD_BODY', ['Every metric timestamp must be a valid date.']);
       request.access.environment.usage?.addBulk(request.body);
+      options.edgeMetrics.reportedBulk(request.body);
       return reply.code(202).send();
     },
   );

@@ -4,6 +4,7 @@ import { errorResponses, SERVER_SIDE_TAG, textResponse } from '@flags/serving';
 import type { FastifyInstance } from 'fastify';
 import type { AuthorizeHook as Authenticate } from '../auth/access.js';
 import { ProxyError } from '../errors.js';
+import type { EdgeUpstreamMetrics } from '../prometheus-edge-upstream.js';
 
 export interface MetricsRouteOptions {
   /** The paths of one family: `/proxy/client/metrics` (and `/all`), `/api/frontend/client/metrics`, … */
@@ -11,6 +12,8 @@ export interface MetricsRouteOptions {
   /** 200 `OK` (`/proxy`, as Unleash Proxy) or 202 with no body (`/api`, as Edge). */
   readonly accepted: 200 | 202;
   readonly authenticate: Authenticate;
+  /** Counts each report's flags in Edge's `feature_toggle_usage_total`. */
+  readonly edgeMetrics: EdgeUpstreamMetrics;
 }
 
 /**
@@ -25,7 +28,7 @@ export function metricsRoutes(
   options: MetricsRouteOptions,
   done: () => void,
 ): void {
-  const { paths, accepted, authenticate } = options;
+  const { paths, accepted, authenticate, edgeMetrics } = options;
   const schema = {
     summary: 'Send usage metrics; they are forwarded upstream under the sender’s appName.',
     tags: [SERVER_SIDE_TAG],
@@ -47,6 +50,7 @@ export function metricsRoutes(
         if (Number.isNaN(instantMs(start)) || Number.isNaN(instantMs(stop)))
           throw new ProxyError('BAD_BODY', ['bucket.start and bucket.stop must be valid dates.']);
         request.access.environment.usage?.addReport(request.body);
+        edgeMetrics.reported(request.body);
         if (accepted === 202) return reply.code(202).send();
         return reply.code(200).type('text/plain; charset=utf-8').send('OK');
       },

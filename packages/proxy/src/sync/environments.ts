@@ -44,6 +44,8 @@ export interface FeedStatus {
   readonly projects: readonly string[] | undefined;
   /** Epoch ms of the feed's last new payload (0: none yet). */
   readonly lastUpdateMs: number;
+  /** The `meta.revisionId` of its last payload, when the upstream sends one. */
+  readonly revisionId: number | undefined;
   /** Epoch ms of its last successful upstream check: a poll's 200 or 304, a stream's event or keep-alive (0: none yet). */
   readonly lastCheckMs: number;
   /** How it syncs now (`FeedSync.mode`). */
@@ -104,6 +106,7 @@ export class Environment {
       token: feed.token,
       projects: feed.projects,
       lastUpdateMs: feed.lastUpdateMs,
+      revisionId: feed.payload?.meta?.revisionId,
       lastCheckMs: poller.lastCheckMs,
       sync: poller.mode,
     }));

@@ -122,7 +122,10 @@ async function createAgent(
 ): Promise<http.Agent> {
   const { rejectUnauthorized } = options;
   const keepAliveMsecs = options.upstreamKeepAliveMs;
-  const keepAlive = { keepAlive: true, ...(keepAliveMsecs === undefined ? {} : { keepAliveMsecs }) };
+  const keepAlive = {
+    keepAlive: true,
+    ...(keepAliveMsecs === undefined ? {} : { keepAliveMsecs }),
+  };
   if (protocol === 'https:') {
     if (direct || options.httpsProxy === undefined)
       return new https.Agent({ ...keepAlive, ...secure });

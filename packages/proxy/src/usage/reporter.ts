@@ -13,6 +13,12 @@ type SendOutcome = 'sent' | 'retry' | 'rejected' | 'missing';
 /** Scheduled sends an environment skips at most after failures in a row (Edge: up to 11× the interval). */
 const MAX_SKIPPED_SENDS = 10;
 
+/**
+ * Statuses whose handling Unleash Edge plans for (`send_unleash_metrics.rs`); a send failing any
+ * other way (another status, or no answer) is one of its `metrics_send_error`.
+ */
+const EXPECTED_FAILURES = new Set([400, 401, 403, 404, 413, 429, 500, 502, 503, 504]);
+
 /** An environment's failures in a row (decayed by successes) and the scheduled sends it still skips. */
 interface Pace {
   failures: number;
@@ -51,6 +57,8 @@ export class MetricsReporter {
   private readonly paces = new Map<Environment, Pace>();
   private readonly random: () => number;
   private readonly now: () => number;
+  /** Sends that failed unexpectedly since start: no answer, or a status not in `EXPECTED_FAILURES`. */
+  unexpectedFailures = 0;
 
   constructor(
     private readonly config: ProxyConfig,
@@ -74,6 +82,16 @@ export class MetricsReporter {
 
   get enabled(): boolean {
     return this.config.metricsInterval > 0;
+  }
+
+  /**
+   * The time between two sends as backoff now stretches it, ms: the interval times one plus the
+   * most scheduled sends an environment skips after its failures.
+   */
+  get currentIntervalMs(): number {
+    let skipped = 0;
+    for (const pace of this.paces.values()) skipped = Math.max(skipped, pace.failures);
+    return this.config.metricsInterval * (1 + skipped);
   }
 
   start(): void {
@@ -197,6 +215,7 @@ export class MetricsReporter {
       await response.dump();
       const status = response.status;
       if (status >= 200 && status < 300) return 'sent';
+      if (!EXPECTED_FAILURES.has(status)) this.unexpectedFailures++;
       if (status === 404 && url === this.bulkUrl) {
         this.bulkMissing = true;
         this.log.info(
@@ -225,6 +244,7 @@ export class MetricsReporter {
       );
       return 'rejected';
     } catch (error) {
+      this.unexpectedFailures++;
       this.log.warn(
         { err: error instanceof Error ? error.message : String(error), url: url.href, environment },
         'sending usage metrics failed; they are kept for the next send',

@@ -1,0 +1,382 @@
+// Unleash Edge 20's command line and defaults (`flags-proxy edge …`): every Edge option of the
+// README's table handled as the table says, the grammar Edge's users write, and the `edge` profile.
+import assert from 'node:assert/strict';
+import { readFileSync } from 'node:fs';
+import { describe, it } from 'node:test';
+import { fileURLToPath } from 'node:url';
+import {
+  ConfigError,
+  EDGE_OPTIONS,
+  type EdgeOption,
+  edgeVariableReaders,
+  loadConfig,
+} from '@flags/proxy';
+import { freePort, spawnCommand, waitUntilHealthy } from '../../../test/helpers/processes.js';
+import { type CommandLine, ownSettings, parseCommandLine } from '../src/config/command-line.js';
+import { edgeVariableFindings } from '../src/config/edge-options.js';
+import { servingVariables } from '../src/config/own-variables.js';
+import { smallPayload } from './fixtures/small.js';
+import { FakeUpstream } from './helpers/fake-upstream.js';
+import { waitFor } from './helpers/proxy.js';
+
+const MAIN = fileURLToPath(new URL('../src/main.ts', import.meta.url));
+const TOKEN_A = `*:development.${'a'.repeat(32)}`;
+const TOKEN_B = `*:production.${'b'.repeat(32)}`;
+
+/** The subcommand an Edge option is written after, to try it where Edge takes it. */
+function commandFor(option: EdgeOption): string {
+  if (option.scope === 'offline') return 'offline';
+  if (option.scope === 'probe') return 'health';
+  return 'edge';
+}
+
+/** `args` read as the command line, with our own options checked as the command takes them. */
+function settings(args: readonly string[]): {
+  line: CommandLine;
+  variables: Record<string, string>;
+} {
+  const line = parseCommandLine(args);
+  const command = line.command;
+  const variables =
+    command === 'health' || command === 'ready'
+      ? { ...line.variables }
+      : ownSettings(line, servingVariables(command));
+  return { line, variables };
+}
+
+function refusal(args: readonly string[]): string[] {
+  try {
+    settings(args);
+  } catch (error) {
+    assert.ok(error instanceof ConfigError, String(error));
+    return [...error.problems];
+  }
+  assert.fail(`expected ${args.join(' ')} to be refused`);
+}
+
+describe('Unleash Edge 20 options, as the README table says', () => {
+  it('lists every option once, each with the table row the README shows', () => {
+    const longs = EDGE_OPTIONS.map((option) => option.long);
+    assert.equal(new Set(longs).size, longs.length);
+    const readme = readFileSync(new URL('../README.md', import.meta.url), 'utf8');
+    for (const option of EDGE_OPTIONS)
+      assert.ok(readme.includes(`| \`--${option.long}\``), `README row of --${option.long}`);
+  });
+
+  for (const option of EDGE_OPTIONS) {
+    const { handling } = option;
+    it(`--${option.long}: ${handling.kind}`, () => {
+      const command = commandFor(option);
+      const written = option.flag ? [`--${option.long}`] : [`--${option.long}`, 'x'];
+      // Options of the server itself stand before the subcommand, the others after it.
+      const args = option.scope === 'top' ? [...written, command] : [command, ...written];
+      if (handling.kind === 'refused' && option.env === undefined) {
+        assert.ok(refusal(args).some((line) => line.includes(handling.instead)));
+        return;
+      }
+      const { variables } = settings(args);
+      const env = option.env as string;
+      assert.equal(variables[env], option.flag ? 'true' : 'x', `${env} is set`);
+      const findings = edgeVariableFindings(variables);
+      if (handling.kind === 'supported') {
+        assert.notDeepEqual(edgeVariableReaders(env), [], `${env} is read by an option of ours`);
+        assert.deepEqual(findings, { warnings: [], refusals: [] });
+      } else if (handling.kind === 'ignored') {
+        assert.deepEqual(edgeVariableReaders(env), [], `${env} is read by nothing`);
+        assert.equal(findings.warnings.length, 1);
+        assert.match(findings.warnings[0] as string, new RegExp(`\\b${env} \\(`));
+        assert.deepEqual(findings.refusals, []);
+      } else {
+        assert.deepEqual(edgeVariableReaders(env), [], `${env} is read by nothing`);
+        assert.deepEqual(findings.warnings, []);
+        assert.equal(findings.refusals.length, 1);
+        assert.ok(findings.refusals[0]?.startsWith(`${env} is an Unleash Edge option`));
+        assert.ok(findings.refusals[0]?.includes(handling.instead));
+      }
+      if (option.short !== undefined) {
+        const short = option.flag ? [`-${option.short}`] : [`-${option.short}`, 'x'];
+        const shortArgs = option.scope === 'top' ? [...short, command] : [command, ...short];
+        assert.equal(settings(shortArgs).variables[env], variables[env], `-${option.short}`);
+      }
+    });
+  }
+});
+
+describe('Unleash Edge 20 command line', () => {
+  it('takes lists repeated or comma-separated, and options of the server before the subcommand', () => {
+    const { line, variables } = settings([
+      '-p',
+      '4000',
+      '--tls-enable',
+      '-i',
+      '::1',
+      'edge',
+      '-u',
+      'http://unleash:4242',
+      '-t',
+      TOKEN_A,
+      '--tokens',
+      TOKEN_B,
+      '-p',
+      'secret@development,other@production',
+      '-H',
+      'X-Api-Key: one',
+      '-H',
+      'X-Other: two',
+      '-s',
+      '-f15',
+      '--metrics-interval-seconds=60',
+    ]);
+    assert.equal(line.command, 'edge');
+    assert.deepEqual(variables, {
+      PORT: '4000',
+      TLS_ENABLE: 'true',
+      INTERFACE: '::1',
+      UPSTREAM_URL: 'http://unleash:4242',
+      TOKENS: `${TOKEN_A},${TOKEN_B}`,
+      PRETRUSTED_TOKENS: 'secret@development,other@production',
+      CUSTOM_CLIENT_HEADERS: 'X-Api-Key: one,X-Other: two',
+      SKIP_SSL_VERIFICATION: 'true',
+      FEATURES_REFRESH_INTERVAL_SECONDS: '15',
+      METRICS_INTERVAL_SECONDS: '60',
+    });
+  });
+
+  it('reads a short option by where it stands, as Edge does', () => {
+    assert.deepEqual(settings(['-p', '1', 'edge', '-p', 'k@development']).variables, {
+      PORT: '1',
+      PRETRUSTED_TOKENS: 'k@development',
+    });
+    assert.deepEqual(settings(['offline', '-b', 'flags.json', '-c', 'a', '-f', 'b']).variables, {
+      BOOTSTRAP_FILE: 'flags.json',
+      CLIENT_TOKENS: 'a',
+      FRONTEND_TOKENS: 'b',
+    });
+    assert.deepEqual(settings(['ready', '-e', 'https://edge:3043', '-c', 'ca.pem']).variables, {
+      EDGE_URL: 'https://edge:3043',
+      CA_CERTIFICATE_FILE: 'ca.pem',
+    });
+  });
+
+  it('never takes the subcommand as a switch’s value', () => {
+    const { line, variables } = settings(['--trust-proxy', 'edge', '--strict', '-u', 'http://u']);
+    assert.equal(line.command, 'edge');
+    assert.deepEqual(variables, { TRUST_PROXY: 'true', STRICT: 'true', UPSTREAM_URL: 'http://u' });
+  });
+
+  it('still takes every variable of ours as a kebab-case option, without a subcommand too', () => {
+    const { line, variables } = settings([
+      '--flags-url',
+      'http://u/api',
+      '--flags-fetch-interval=1000',
+    ]);
+    assert.equal(line.command, undefined);
+    assert.deepEqual(variables, { FLAGS_URL: 'http://u/api', FLAGS_FETCH_INTERVAL: '1000' });
+  });
+
+  it('refuses what Edge would refuse, naming it', () => {
+    assert.deepEqual(refusal(['edge', '--frobnicate', '1']), [
+      'unknown option --frobnicate for edge',
+    ]);
+    assert.deepEqual(refusal(['edge', '-z']), ['unknown option -z for edge']);
+    assert.deepEqual(refusal(['hydrate']), ['unknown command "hydrate"']);
+    assert.deepEqual(refusal(['edge', '-u']), ['-u (--upstream-url) needs a value']);
+    assert.deepEqual(refusal(['edge', '-u', 'a', '-u', 'b']), [
+      '-u (--upstream-url) is given more than once',
+    ]);
+    assert.deepEqual(refusal(['offline', '--tokens', 'a']), [
+      '--tokens is an option of edge, not of offline',
+    ]);
+    assert.deepEqual(refusal(['edge', '--tls-enable=yes']), [
+      '--tls-enable is a switch: give it alone, or as =true or =false',
+    ]);
+    assert.deepEqual(refusal(['edge', 'extra']), ['unexpected argument "extra"']);
+  });
+});
+
+describe('edge mode defaults', () => {
+  const env = { UPSTREAM_URL: 'http://unleash:4242', TOKENS: TOKEN_A };
+
+  it('are Unleash Edge 20’s with `edge`, and Unleash Proxy’s without', () => {
+    const edge = loadConfig(env, {}, 'edge');
+    const proxy = loadConfig(env, {}, 'proxy');
+    const picked = (config: typeof edge) => ({
+      port: config.port,
+      host: config.host,
+      strictTokens: config.strictTokens,
+      enableAllEndpoint: config.enableAllEndpoint,
+      disabledFeatureAnswer: config.disabledFeatureAnswer,
+      compression: config.compression,
+      enableOAS: config.enableOAS,
+      refreshInterval: config.refreshInterval,
+      metricsInterval: config.metricsInterval,
+      tokenRevalidationInterval: config.tokenRevalidationInterval,
+      upstreamTimeoutMs: config.upstreamTimeoutMs,
+    });
+    assert.deepEqual(picked(edge), {
+      port: 3063,
+      host: '::',
+      strictTokens: true,
+      enableAllEndpoint: true,
+      disabledFeatureAnswer: 'disabled',
+      compression: true,
+      enableOAS: true,
+      refreshInterval: 15_000,
+      metricsInterval: 60_000,
+      tokenRevalidationInterval: 3_600_000,
+      upstreamTimeoutMs: 5000,
+    });
+    assert.deepEqual(picked(proxy), {
+      port: 3000,
+      host: '0.0.0.0',
+      strictTokens: false,
+      enableAllEndpoint: false,
+      disabledFeatureAnswer: 'not-found',
+      compression: false,
+      enableOAS: false,
+      refreshInterval: 5000,
+      metricsInterval: 30_000,
+      tokenRevalidationInterval: 3_600_000,
+      upstreamTimeoutMs: 10_000,
+    });
+  });
+
+  it('give way to what the environment or code sets', () => {
+    const config = loadConfig(
+      {
+        ...env,
+        PORT: '4000',
+        DISABLE_ALL_ENDPOINT: 'true',
+        INTERFACE: '127.0.0.1',
+        STRICT: 'false',
+      },
+      { compression: false },
+      'edge',
+    );
+    assert.equal(config.port, 4000);
+    assert.equal(config.enableAllEndpoint, false);
+    assert.equal(config.host, '127.0.0.1');
+    assert.equal(config.strictTokens, false);
+    assert.equal(config.compression, false);
+  });
+
+  it('read APP_NAME and INSTANCE_ID', () => {
+    const config = loadConfig(
+      { ...env, APP_NAME: 'edge-eu', INSTANCE_ID: 'edge-eu-1' },
+      {},
+      'edge',
+    );
+    assert.equal(config.flagsAppName, 'edge-eu');
+    assert.equal(config.flagsInstanceId, 'edge-eu-1');
+  });
+});
+
+describe('flags-proxy started as Unleash Edge', () => {
+  it('serves from `flags-proxy -p <port> edge -u <url> -t A -t B`, warning once of ignored Edge variables', async () => {
+    const upstream = await new FakeUpstream(smallPayload).start();
+    const port = await freePort();
+    const command = spawnCommand(
+      process.execPath,
+      [
+        '--conditions=source',
+        '--import',
+        'tsx',
+        MAIN,
+        '-p',
+        String(port),
+        'edge',
+        '-u',
+        upstream.url.replace(/\/api$/, ''),
+        '-t',
+        TOKEN_A,
+        '-t',
+        TOKEN_B,
+        '-m',
+        '0',
+      ],
+      { WORKERS: '4', SENTRY_DSN: 'https://sentry.example/1' },
+    );
+    try {
+      await waitUntilHealthy(`http://127.0.0.1:${port}/internal-backstage/health`, command.child, {
+        output: command.output,
+      });
+      await waitFor(() => upstream.featureRequests().length >= 2);
+      const tokens = new Set(upstream.featureRequests().map((r) => r.headers.authorization));
+      assert.deepEqual([...tokens].sort(), [TOKEN_A, TOKEN_B].sort());
+      // Dual stack: the IPv6 loopback reaches it too.
+      const v6 = await fetch(`http://[::1]:${port}/internal-backstage/health`);
+      assert.equal(v6.status, 200);
+      const warnings = command
+        .output()
+        .split('\n')
+        .filter((line) => line.includes('as Unleash Edge 20 ignores them'));
+      assert.equal(warnings.length, 1, command.output());
+      assert.match(warnings[0] as string, /WORKERS \(.*SENTRY_DSN \(/);
+    } finally {
+      command.child.kill('SIGTERM');
+      await command.exited;
+      await upstream.stop();
+    }
+  });
+
+  it('stops at an Edge variable it does not implement, saying what to do', async () => {
+    const command = spawnCommand(
+      process.execPath,
+      [
+        '--conditions=source',
+        '--import',
+        'tsx',
+        MAIN,
+        'edge',
+        '-u',
+        'http://127.0.0.1:1',
+        '-t',
+        TOKEN_A,
+      ],
+      { UNLEASH_CLIENT_SECRET: 'secret' },
+    );
+    assert.equal(await command.exited, 1);
+    assert.match(
+      command.output(),
+      /UNLEASH_CLIENT_SECRET is an Unleash Edge option flags-proxy does not take: .*give client tokens in TOKENS/,
+    );
+    assert.ok(!command.output().includes('secret\n'));
+  });
+
+  it('probes with `health -e <url>` and `ready` by EDGE_URL', async () => {
+    const upstream = await new FakeUpstream(smallPayload).start();
+    const port = await freePort();
+    const run = (args: string[], env: Record<string, string> = {}) =>
+      spawnCommand(
+        process.execPath,
+        ['--conditions=source', '--import', 'tsx', MAIN, ...args],
+        env,
+      );
+    const proxy = run([
+      'edge',
+      '-u',
+      upstream.url.replace(/\/api$/, ''),
+      '-t',
+      TOKEN_A,
+      '--port',
+      String(port),
+    ]);
+    try {
+      await waitUntilHealthy(`http://127.0.0.1:${port}/internal-backstage/ready`, proxy.child, {
+        output: proxy.output,
+      });
+      const health = run(['health', '-e', `http://localhost:${port}`]);
+      assert.equal(await health.exited, 0, health.output());
+      assert.match(health.output(), /^healthy: 200 /);
+      const ready = run(['ready'], { EDGE_URL: `http://127.0.0.1:${port}` });
+      assert.equal(await ready.exited, 0, ready.output());
+      const elsewhere = run(['ready', '--edge-url', 'http://127.0.0.1:1']);
+      assert.equal(await elsewhere.exited, 1);
+      assert.match(elsewhere.output(), /^not ready: cannot reach it/);
+    } finally {
+      proxy.child.kill('SIGTERM');
+      await proxy.exited;
+      await upstream.stop();
+    }
+  });
+});
