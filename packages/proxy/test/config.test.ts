@@ -257,7 +257,14 @@ describe('configuration', () => {
         spec.default === undefined ? '' : `\`${spec.default}\``,
         `default of ${spec.option}`,
       );
-      assert.equal(row[4], spec.doc, `meaning of ${spec.option}`);
+      const edge = proxyConfig.options.find((candidate) => candidate.key === spec.option);
+      const edgeDefault = edge?.profileDefault('edge');
+      assert.equal(
+        row[4],
+        edgeDefault === undefined ? '' : `\`${edgeDefault}\``,
+        `edge-mode default of ${spec.option}`,
+      );
+      assert.equal(row[5], spec.doc, `meaning of ${spec.option}`);
     }
     assert.equal(documented.size, optionTable.length, 'no undocumented rows');
   });
@@ -348,7 +355,11 @@ describe('Unleash Edge’s variable names', () => {
       [{ TOKEN_REVALIDATION_INTERVAL_SECONDS: '120' }, (c) => c.tokenRevalidationInterval, 120_000],
       [{ UPSTREAM_REQUEST_TIMEOUT: '5' }, (c) => c.upstreamTimeoutMs, 5000],
       [{ BACKUP_FOLDER: '/var/lib/edge' }, (c) => c.backupDir, '/var/lib/edge'],
-      [{ REDIS_URL: 'redis://redis:6379/0' }, (c) => c.redis?.urls[0]?.href, 'redis://redis:6379/0'],
+      [
+        { REDIS_URL: 'redis://redis:6379/0' },
+        (c) => c.redis?.urls[0]?.href,
+        'redis://redis:6379/0',
+      ],
       [{ BASE_PATH: '/edge' }, (c) => c.proxyBasePath, '/edge'],
       [{ TRUST_PROXY: 'true' }, (c) => c.trustProxy, true],
       [
@@ -451,31 +462,6 @@ describe('Unleash Edge’s variable names', () => {
         'HTTP_OPTIONS_REJECT_UNAUTHORIZED="true" and SKIP_SSL_VERIFICATION="true" set httpOptions.rejectUnauthorized to different values; set only one of them',
       ],
     );
-  });
-
-  it('are mapped in the README as the option schema reads them', () => {
-    const readme = readFileSync(fileURLToPath(new URL('../README.md', import.meta.url)), 'utf8');
-    const section = readme.slice(readme.indexOf('## Coming from Unleash Edge'));
-    const table = section.slice(section.indexOf('| Unleash Edge |')).split('\n\n')[0] ?? '';
-    const rows = table
-      .split('\n')
-      .slice(2)
-      .map((line) => line.split(' | ').map((cell) => cell.replace(/^\| |`/g, '')));
-    assert.ok(rows.length > 20, 'the table is found');
-    const readers = (name: string) => proxyConfig.options.filter((row) => row.env.includes(name));
-    for (const [names = '', option = '', notes = ''] of rows) {
-      for (const name of names.split(', ').filter((name) => !name.includes('*'))) {
-        if (option === '–') {
-          assert.deepEqual(readers(name), [], `${name} is not read`);
-          continue;
-        }
-        const [row] = readers(name);
-        assert.equal(row?.key, option, `${name} sets ${option}`);
-        const note = row?.variables.find((variable) => variable.name === name)?.note;
-        if (note === 'seconds' || note === 'inverted')
-          assert.ok(notes.toLowerCase().startsWith(note), `${name}: ${note}`);
-      }
-    }
   });
 
   it('refuses a bad value naming the Edge variable, in its own terms', () => {
@@ -714,18 +700,22 @@ describe('flags-proxy command', () => {
     );
     assert.match(
       help,
-      / {2}FLAGS_FETCH_INTERVAL, UNLEASH_FETCH_INTERVAL, FEATURES_REFRESH_INTERVAL_SECONDS \(seconds\) {2}\(refreshInterval; default 5000\)\n/,
+      / {2}FLAGS_FETCH_INTERVAL, UNLEASH_FETCH_INTERVAL, FEATURES_REFRESH_INTERVAL_SECONDS \(seconds\) {2}\(refreshInterval; default 5000; edge 15000\)\n/,
     );
     for (const probe of ['ready', 'health'])
       assert.match(
         help,
         new RegExp(
-          `\n  flags-proxy ${probe} \\[--url <base>\\] \\[--timeout <ms>\\]\n {6}.*GET <base>/internal-backstage/${probe} answers 200`,
+          `\n  flags-proxy ${probe} \\[-e\\|--edge-url\\|--url <base>\\] \\[-c\\|--ca-certificate-file <pem>\\] \\[--timeout <ms>\\]\n {6}.*GET <base>/internal-backstage/${probe} answers 200`,
         ),
       );
     assert.match(
       help,
-      / {2}PORT, PROXY_PORT {2}\(port; default 3000\)\n.*\n {6}Takes a whole number from 0 to 65535\.\n/,
+      /\n {2}flags-proxy \[OPTIONS\] edge \[OPTIONS\]\n {6}Serves with Unleash Edge’s defaults/,
+    );
+    assert.match(
+      help,
+      / {2}PORT, PROXY_PORT {2}\(port; default 3000; edge 3063\)\n.*\n {6}Takes a whole number from 0 to 65535\.\n/,
     );
   });
 

@@ -64,7 +64,12 @@ describe('OpenAPI', () => {
     // Listening for the browser that renders the UI; the other tests inject.
     run = await startProxy(
       smallPayload,
-      { enableOAS: true, enableAllEndpoint: true, clientKeysHeaderName: 'X-Client-Key' },
+      {
+        enableOAS: true,
+        enableAllEndpoint: true,
+        enableFeaturesEndpoint: true,
+        clientKeysHeaderName: 'X-Client-Key',
+      },
       {
         listen: true,
         upstream: (upstream) => {

@@ -238,7 +238,7 @@ export const proxySchema = Type.Object(
       env: ['PROXY_HOST', 'INTERFACE'],
       default: '0.0.0.0',
       profiles: { edge: '::' },
-      doc: 'Listening address (`start()` and the `flags-proxy` command): `::` takes IPv6 and IPv4 (dual stack; on a host without IPv6, IPv4 only, said in a warning).',
+      doc: 'Listening address (`start()` and the `flags-proxy` command): `::` takes IPv6 and IPv4 (dual stack); on a host without IPv6, set `0.0.0.0`.',
     }),
     tls: group({
       enable: option(Type.Boolean(), {
