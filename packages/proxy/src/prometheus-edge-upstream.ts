@@ -18,13 +18,14 @@ const MAX_USAGE_SERIES = 10_000;
 const REQUEST_LABELS = ['status_code', 'app_name', 'instance_id'] as const;
 
 /** Which of Edge's upstream calls a request is, by the path it goes to. */
-type Call = 'features' | 'register' | 'metrics' | 'validate' | undefined;
+type Call = 'features' | 'register' | 'metrics' | 'instance' | 'validate' | undefined;
 
 function callOf(url: URL | string, method: string): Call {
   const path = typeof url === 'string' ? new URL(url).pathname : url.pathname;
   if (method === 'GET') return path.endsWith('/client/features') ? 'features' : undefined;
   if (path.endsWith('/client/register')) return 'register';
   if (path.endsWith('/client/metrics/bulk') || path.endsWith('/client/metrics')) return 'metrics';
+  if (path.endsWith('/client/metrics/edge')) return 'instance';
   if (path.endsWith('/edge/validate')) return 'validate';
   return undefined;
 }
@@ -45,6 +46,7 @@ export class EdgeUpstreamMetrics {
   private readonly registerFailures: Gauge<(typeof REQUEST_LABELS)[number]>;
   private readonly upload: Histogram<(typeof REQUEST_LABELS)[number]>;
   private readonly uploadErrors: Gauge<'status_code'>;
+  private readonly instanceUpload: Histogram<(typeof REQUEST_LABELS)[number]>;
   private readonly uploadSize: Histogram;
   private readonly validationFailures: Gauge<(typeof REQUEST_LABELS)[number]>;
   private readonly usage: Counter<'appName' | 'toggle' | 'active'>;
@@ -84,6 +86,13 @@ export class EdgeUpstreamMetrics {
       buckets: UPLOAD_MS_BUCKETS,
       registers,
     });
+    this.instanceUpload = new Histogram({
+      name: 'instance_data_upload',
+      help: 'Timings for uploading Edge instance data in milliseconds',
+      labelNames,
+      buckets: UPLOAD_MS_BUCKETS,
+      registers,
+    });
     this.uploadErrors = new Gauge({
       name: 'metrics_upstream_http_errors',
       help: 'Failing requests against upstream metrics endpoint',
@@ -117,6 +126,7 @@ export class EdgeUpstreamMetrics {
       this.registerFailures,
       this.upload,
       this.uploadErrors,
+      this.instanceUpload,
       this.uploadSize,
       this.validationFailures,
       this.usage,
@@ -183,6 +193,9 @@ export class EdgeUpstreamMetrics {
       case 'metrics':
         this.upload.observe(labels, ms);
         if (!succeeded(status)) this.uploadErrors.inc({ status_code: labels.status_code });
+        break;
+      case 'instance':
+        this.instanceUpload.observe(labels, ms);
         break;
       case 'validate':
         if (status !== 200) this.validationFailures.inc(labels);

@@ -58,6 +58,8 @@ const EDGE_FAMILIES: readonly (readonly [name: string, type: string])[] = [
   // crates/oss/unleash-edge-http-client/src/lib.rs
   ['client_metrics_upload', 'histogram'],
   // crates/oss/unleash-edge-http-client/src/lib.rs
+  ['instance_data_upload', 'histogram'],
+  // crates/oss/unleash-edge-http-client/src/lib.rs
   ['token_validation_failures', 'gauge'],
   // crates/oss/unleash-edge-metrics/src/client_metrics.rs
   ['feature_toggle_usage_total', 'counter'],

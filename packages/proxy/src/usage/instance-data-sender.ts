@@ -98,7 +98,7 @@ export class InstanceDataSender {
         method: 'POST',
         headers: {
           ...upstreamHeaders(config),
-          authorization: token,
+          [config.upstreamAuthHeader]: token,
           'content-type': 'application/json',
         },
         body: JSON.stringify(data.observe(environments)),
