@@ -492,6 +492,25 @@ describe('custom upstream headers', () => {
     for (const value of [
       'Authorization: gateway-secret',
       'X-Api-Key: gateway-secret, authorization:gateway-secret',
+    ]) {
+      // The header that carries the upstream token (`upstreamAuthHeader`).
+      const found = problems({ ...REQUIRED, CUSTOM_CLIENT_HEADERS: value });
+      assert.equal(found.length, 1, value);
+      assert.match(
+        found[0] as string,
+        /may not set "authorization": it carries the upstream token/,
+      );
+      assert.ok(!found.join().includes('gateway-secret'), 'values are secrets');
+    }
+    assert.match(
+      problems({
+        ...REQUIRED,
+        UPSTREAM_AUTH_HEADER: 'X-Unleash-Token',
+        CUSTOM_CLIENT_HEADERS: 'x-unleash-token: gateway-secret',
+      }).join(),
+      /may not set "x-unleash-token"/,
+    );
+    for (const value of [
       'USER-AGENT: gateway-secret',
       'Unleash-AppName: gateway-secret',
       'Content-Length: 1',
@@ -514,7 +533,10 @@ describe('custom upstream headers', () => {
 
   it('covers every header the proxy sets on upstream requests', () => {
     const config = loadConfig(REQUIRED, { customHeaders: { 'X-Api-Key': 'k' } });
-    const own = Object.keys(upstreamHeaders(config)).filter((name) => name !== 'x-api-key');
+    // The token's header is refused in `load.ts` (above), the rest by the schema.
+    const own = Object.keys(upstreamHeaders(config)).filter(
+      (name) => name !== 'x-api-key' && name !== config.upstreamAuthHeader,
+    );
     for (const name of [
       ...own,
       'if-none-match',
@@ -550,6 +572,34 @@ describe('custom upstream headers', () => {
         assert.equal(request?.headers['x-route'], 'eu:west');
         assert.equal(request?.headers.authorization, API_TOKEN_UNLEASH);
         assert.equal(request?.headers['unleash-appname'], 'flags-proxy');
+      }
+    } finally {
+      await proxy.app.close();
+      await upstream.stop();
+    }
+  });
+
+  it('sends the token in UPSTREAM_AUTH_HEADER, leaving Authorization to a gateway’s credential', async () => {
+    const upstream = await new FakeUpstream(smallPayload).start();
+    const proxy = await createProxy(
+      { logger: new RecordingLogger(), refreshInterval: 20, metricsInterval: 0 },
+      {
+        UPSTREAM_URL: upstream.url.replace(/\/api$/, ''),
+        TOKENS: API_TOKEN_UNLEASH,
+        UPSTREAM_AUTH_HEADER: 'X-Unleash-Token',
+        CUSTOM_CLIENT_HEADERS: 'Authorization: Bearer gateway-secret',
+      },
+    );
+    try {
+      await waitFor(
+        () =>
+          upstream.featureRequests().length >= 1 &&
+          upstream.requests.some((request) => request.path === '/api/client/register'),
+      );
+      const register = upstream.requests.find((request) => request.path === '/api/client/register');
+      for (const request of [upstream.featureRequests()[0], register]) {
+        assert.equal(request?.headers['x-unleash-token'], API_TOKEN_UNLEASH);
+        assert.equal(request?.headers.authorization, 'Bearer gateway-secret');
       }
     } finally {
       await proxy.app.close();
