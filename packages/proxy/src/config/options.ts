@@ -727,6 +727,10 @@ export const proxySchema = Type.Object(
         env: ['FLAGS_CLIENT_IDENTITY_FILE', 'PKCS12_IDENTITY_FILE'],
         doc: 'Mutual TLS: PKCS#12 file (`.pfx`/`.p12`) holding the client certificate and its key; used instead of the PKCS#8 files when both are set, as in Edge.',
       }),
+      clientPemFile: option(Type.String({ minLength: 1 }), {
+        env: ['FLAGS_CLIENT_PEM_FILE', 'PEM_CERT_FILE'],
+        doc: 'Mutual TLS: one PEM file holding the client certificate and its private key; used when neither `httpOptions.clientIdentityFile` nor `httpOptions.clientCertificateFile` is set, as in Edge.',
+      }),
       clientIdentityPassphrase: option(Type.String(), {
         env: ['FLAGS_CLIENT_IDENTITY_PASSPHRASE', 'PKCS12_PASSPHRASE'],
         secret: true,

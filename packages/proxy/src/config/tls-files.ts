@@ -115,6 +115,7 @@ export function upstreamTlsOf(options: {
   readonly clientKeyFile?: string | undefined;
   readonly clientIdentityFile?: string | undefined;
   readonly clientIdentityPassphrase?: string | undefined;
+  readonly clientPemFile?: string | undefined;
 }): UpstreamTls {
   const ca = {
     name: 'httpOptions.upstreamCertificateFile',
@@ -135,6 +136,11 @@ export function upstreamTlsOf(options: {
     name: 'httpOptions.clientKeyFile',
     env: 'PKCS8_CLIENT_KEY_FILE',
     path: options.clientKeyFile,
+  };
+  const pem = {
+    name: 'httpOptions.clientPemFile',
+    env: 'PEM_CERT_FILE',
+    path: options.clientPemFile,
   };
   const result: {
     ca?: (string | Buffer)[];
@@ -162,6 +168,11 @@ export function upstreamTlsOf(options: {
     result.cert = read(cert as FileOption & { path: string });
     result.key = read(key as FileOption & { path: string });
     used.push(cert, key);
+  } else if (pem.path !== undefined) {
+    // Certificate and key in one file: each reader takes its own blocks from it.
+    result.cert = read(pem as FileOption & { path: string });
+    result.key = result.cert;
+    used.push(pem);
   }
   if (used.length > 0) checked(result, used);
   return Object.freeze(result);
