@@ -41,7 +41,6 @@ export { type AppDeps, buildApp } from './app.js';
 export type { TokenValidator } from './auth/token-validator.js';
 export { EDGE_OPTIONS, type EdgeOption, edgeOptionsMarkdown } from './config/edge-options.js';
 export { ConfigError, loadConfig, type ProxyConfig } from './config/load.js';
-export { edgeVariableReaders } from './config/own-variables.js';
 export type { ContextEnricher, Logger, ProxyOptions, StorageProvider } from './config/options.js';
 export {
   EDGE_PROFILE_COLUMN,
@@ -50,6 +49,7 @@ export {
   type ProxyMode,
   proxySchema,
 } from './config/options.js';
+export { edgeVariableReaders } from './config/own-variables.js';
 export { offlineSchema } from './offline/options.js';
 export { FileBackup } from './sync/backup-file.js';
 export { RedisBackup } from './sync/backup-redis.js';

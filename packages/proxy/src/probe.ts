@@ -139,4 +139,7 @@ export async function probeCommand(
 }
 
 /** The Edge variables the probes read. */
-export const PROBE_EDGE_VARIABLES: ReadonlySet<string> = new Set(['EDGE_URL', 'CA_CERTIFICATE_FILE']);
+export const PROBE_EDGE_VARIABLES: ReadonlySet<string> = new Set([
+  'EDGE_URL',
+  'CA_CERTIFICATE_FILE',
+]);

@@ -88,7 +88,7 @@ function sample(families: Family[], name: string, labels: Record<string, string>
   return found;
 }
 
-const valueOf = (found: Sample) => Number(found.value ?? found.count);
+const sampleValue = (found: Sample) => Number(found.value ?? found.count);
 
 /**
  * A histogram line's value, read from the text (the parser above drops the labels of a histogram
@@ -145,7 +145,7 @@ describe('Prometheus: Unleash Edge 20.4 names', () => {
           (candidate) =>
             candidate.labels?.endpoint === '/api/frontend' && candidate.labels?.status === '200',
         );
-        return found === undefined ? 0 : valueOf(found);
+        return found === undefined ? 0 : sampleValue(found);
       };
       const ids = { app_name: 'edge-names', instance_id: 'instance-1' };
       for (let i = 0; i < 3; i++) {
@@ -184,17 +184,18 @@ describe('Prometheus: Unleash Edge 20.4 names', () => {
       const after = await scrape();
       assert.equal(counted(after) - counted(before), 4, 'four answered 200 on /api/frontend');
       assert.equal(
-        valueOf(sample(after, 'http_requests_total', { ...frontend, ...ids })),
+        sampleValue(sample(after, 'http_requests_total', { ...frontend, ...ids })),
         counted(after),
       );
       assert.ok(
-        valueOf(
+        sampleValue(
           sample(after, 'http_requests_total', { endpoint: '/api/frontend', status: '401' }),
         ) >= 1,
       );
       assert.ok(
-        valueOf(sample(after, 'http_requests_total', { endpoint: '/{unknown}', status: '404' })) >=
-          1,
+        sampleValue(
+          sample(after, 'http_requests_total', { endpoint: '/{unknown}', status: '404' }),
+        ) >= 1,
       );
       assert.equal(
         family(after, 'http_requests_total').metrics.some((m) =>
@@ -234,7 +235,7 @@ describe('Prometheus: Unleash Edge 20.4 names', () => {
       );
       histogramValue(text, 'http_response_size_bucket', { ...bySize, le: '100000' });
       assert.equal(
-        valueOf(
+        sampleValue(
           sample(after, 'client_sdk_version', {
             sdk_name: 'unleash-client-node',
             sdk_version: '6.1.0',
@@ -243,7 +244,7 @@ describe('Prometheus: Unleash Edge 20.4 names', () => {
         3,
       );
       assert.equal(
-        valueOf(
+        sampleValue(
           sample(after, 'client_spec_version', {
             sdk_name: 'unleash-client-node',
             spec_version: '5.2.0',
@@ -252,7 +253,7 @@ describe('Prometheus: Unleash Edge 20.4 names', () => {
         3,
       );
       assert.equal(
-        valueOf(
+        sampleValue(
           sample(after, 'request_content_encoding', {
             accept_encoding: 'gzip',
             sdk_name: 'unleash-client-node',
@@ -262,7 +263,7 @@ describe('Prometheus: Unleash Edge 20.4 names', () => {
         3,
       );
       assert.equal(
-        valueOf(
+        sampleValue(
           sample(after, 'feature_toggle_usage_total', {
             appName: 'web-shop',
             toggle: 'new-checkout',
@@ -272,7 +273,7 @@ describe('Prometheus: Unleash Edge 20.4 names', () => {
         4,
       );
       assert.equal(
-        valueOf(
+        sampleValue(
           sample(after, 'feature_toggle_usage_total', {
             appName: 'web-shop',
             toggle: 'new-checkout',
@@ -288,14 +289,14 @@ describe('Prometheus: Unleash Edge 20.4 names', () => {
         'feature fetches are timed',
       );
       assert.ok(
-        valueOf(sample(after, 'client_register_failures', { status_code: '500', ...ids })) >= 1,
+        sampleValue(sample(after, 'client_register_failures', { status_code: '500', ...ids })) >= 1,
       );
       assert.ok(
         histogramValue(text, 'client_metrics_upload_count', { status_code: '503', ...ids }) >= 1,
       );
       assert.ok(Number(text.match(/^metrics_size_in_bytes_count (\d+)/m)?.[1]) >= 1);
-      assert.ok(valueOf(sample(after, 'polling_last_update', { environment: 'default' })) > 0);
-      assert.ok(valueOf(sample(after, 'metrics_interval_between_send', {})) >= 0);
+      assert.ok(sampleValue(sample(after, 'polling_last_update', { environment: 'default' })) > 0);
+      assert.ok(sampleValue(sample(after, 'metrics_interval_between_send', {})) >= 0);
       for (const status of ['validated', 'invalid', 'unknown', 'trusted'])
         sample(after, 'token_status', { status, ...ids });
       // Ours stay beside Edge's.

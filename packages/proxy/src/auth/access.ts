@@ -123,9 +123,7 @@ function pretrusted(entry: string): readonly [string, Grant] {
 }
 
 /** What `/internal-backstage/tokens` lists of `pretrustedTokens` entries (Edge's `Trusted` tokens). */
-export function pretrustedListing(
-  entries: readonly string[],
-): Array<{
+export function pretrustedListing(entries: readonly string[]): Array<{
   readonly token: string;
   readonly environment: string | undefined;
   readonly projects: readonly string[];

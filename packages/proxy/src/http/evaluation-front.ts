@@ -202,7 +202,8 @@ export class EvaluationFront {
     const { writer, defaults } = this.parts;
     const key = requestKey(compiled, 'body', false, flavour, ip, text);
     const kept = compiled.keptAnswer(key);
-    if (kept !== undefined) return this.send(request, response, kept, flavour.conditionalPost, true);
+    if (kept !== undefined)
+      return this.send(request, response, kept, flavour.conditionalPost, true);
     const body = readEvaluationBody(text, flavour.bareContext);
     const context = contextFromBody(body.context, ip, defaults);
     const rendered = renderBody(writer, compiled, context, body.toggles, {
