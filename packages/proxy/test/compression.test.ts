@@ -1,8 +1,17 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
-import { brotliDecompressSync, gunzipSync, inflateSync } from 'node:zlib';
+import {
+  brotliCompressSync,
+  brotliDecompressSync,
+  constants,
+  deflateSync,
+  gunzipSync,
+  gzipSync,
+  inflateSync,
+} from 'node:zlib';
 import { request } from 'undici';
-import { realisticPayload } from './fixtures/realistic.js';
+import { LEVELS } from '../src/http/compression.js';
+import { realisticContexts, realisticPayload } from './fixtures/realistic.js';
 import { CLIENT_KEY, type Listening, startProxy, waitFor } from './helpers/proxy.js';
 
 /** `compression`: answers over 1 KB in the encoding the caller accepts, over real sockets. */
@@ -13,15 +22,91 @@ interface Raw {
   readonly body: Buffer;
 }
 
-async function raw(base: string, path: string, headers: Record<string, string>): Promise<Raw> {
+async function raw(
+  base: string,
+  path: string,
+  headers: Record<string, string>,
+  body?: string,
+): Promise<Raw> {
   const response = await request(`${base}${path}`, {
-    headers: { authorization: CLIENT_KEY, ...headers },
+    method: body === undefined ? 'GET' : 'POST',
+    headers: {
+      authorization: CLIENT_KEY,
+      ...(body === undefined ? {} : { 'content-type': 'application/json' }),
+      ...headers,
+    },
+    body,
   });
   return {
     status: response.statusCode,
     headers: response.headers,
     body: Buffer.from(await response.body.arrayBuffer()),
   };
+}
+
+/** The same request through `inject` (Fastify's routes; the evaluation front never sees it). */
+async function injected(
+  run: Listening,
+  path: string,
+  headers: Record<string, string>,
+  body?: string,
+): Promise<Raw> {
+  const response = await run.proxy.app.inject({
+    method: body === undefined ? 'GET' : 'POST',
+    url: path,
+    headers: {
+      authorization: CLIENT_KEY,
+      ...(body === undefined ? {} : { 'content-type': 'application/json' }),
+      ...headers,
+    },
+    payload: body,
+  });
+  return { status: response.statusCode, headers: response.headers, body: response.rawPayload };
+}
+
+/** The bytes an answer encodes, decoded with zlib by its `Content-Encoding`. */
+function decoded(answer: Raw): Buffer {
+  const encoding = answer.headers['content-encoding'];
+  if (encoding === 'br') return brotliDecompressSync(answer.body);
+  if (encoding === 'gzip') return gunzipSync(answer.body);
+  if (encoding === 'deflate') return inflateSync(answer.body);
+  assert.equal(encoding, undefined);
+  return answer.body;
+}
+
+/** `body` compressed in `encoding` at `levels`, as zlib does it. */
+function compressed(
+  encoding: string,
+  body: Buffer,
+  levels: { brotliQuality: number; zlibLevel: number },
+): Buffer {
+  if (encoding === 'br')
+    return brotliCompressSync(body, {
+      params: { [constants.BROTLI_PARAM_QUALITY]: levels.brotliQuality },
+    });
+  if (encoding === 'gzip') return gzipSync(body, { level: levels.zlibLevel });
+  return deflateSync(body, { level: levels.zlibLevel });
+}
+
+/** Headers of an answer but the connection's own. */
+function answerHeaders(headers: Raw['headers']): Record<string, string> {
+  const kept: Record<string, string> = {};
+  for (const [name, value] of Object.entries(headers))
+    if (!['date', 'connection', 'keep-alive', 'transfer-encoding'].includes(name))
+      kept[name] = String(value);
+  return kept;
+}
+
+/** A never-seen context's request on each evaluation route: `GET` (query) or `POST` (body). */
+function evaluationRequests(session: string): { path: string; body?: string }[] {
+  const context = { ...(realisticContexts(1)[0] as object), sessionId: session };
+  const query = new URLSearchParams({ userId: 'user-3', sessionId: session });
+  return [
+    { path: `/proxy?${query}` },
+    { path: `/api/frontend?${query}` },
+    { path: '/proxy', body: JSON.stringify({ context }) },
+    { path: '/api/frontend', body: JSON.stringify(context) },
+  ];
 }
 
 async function listening(compression: boolean): Promise<Listening> {
@@ -135,6 +220,89 @@ describe('compression', () => {
       assert.equal(refused.headers['content-encoding'], undefined);
       assert.deepEqual(JSON.parse(refused.body.toString()), JSON.parse(plain.body.toString()));
     }
+  });
+
+  it('every encoding decodes to the uncompressed answer, for never-seen contexts and kept ones', async () => {
+    const front = on.proxy.app.evaluationFront;
+    assert.ok(front, 'the evaluation front stays on with compression');
+    let session = 0;
+    for (const encoding of ['br', 'gzip', 'deflate']) {
+      for (const [index, { path, body }] of evaluationRequests(`decode-${encoding}`).entries()) {
+        const what = `${body === undefined ? 'GET' : 'POST'} ${path} (${encoding})`;
+        // Never-seen contexts: each request a new session.
+        for (let i = 0; i < 3; i++) {
+          const fresh = evaluationRequests(`fresh-${session++}`)[index] as {
+            path: string;
+            body?: string;
+          };
+          const answer = await raw(
+            on.base,
+            fresh.path,
+            { 'accept-encoding': encoding },
+            fresh.body,
+          );
+          const plain = await raw(on.base, fresh.path, {}, fresh.body);
+          assert.equal(answer.headers['content-encoding'], encoding, what);
+          assert.ok(decoded(answer).equals(plain.body), what);
+          assert.equal(answer.headers.etag, plain.headers.etag, what);
+        }
+        // One context over and over: rendered, then kept (from its second request on).
+        const plain = await raw(on.base, path, {}, body);
+        for (let i = 0; i < 4; i++) {
+          const answer = await raw(on.base, path, { 'accept-encoding': encoding }, body);
+          assert.equal(answer.headers['content-encoding'], encoding, what);
+          assert.ok(decoded(answer).equals(plain.body), `${what}, request ${i + 1}`);
+          assert.equal(answer.headers.etag, plain.headers.etag, what);
+          assert.equal(Number(answer.headers['content-length']), answer.body.length, what);
+        }
+      }
+    }
+  });
+
+  it('compresses as the routes do in the evaluation front: fast for fresh answers, smaller for kept ones', async () => {
+    const front = on.proxy.app.evaluationFront;
+    assert.ok(front);
+    for (const encoding of ['br', 'gzip', 'deflate']) {
+      for (const { path, body } of evaluationRequests(`levels-${encoding}`)) {
+        const what = `${body === undefined ? 'GET' : 'POST'} ${path} (${encoding})`;
+        const headers = { 'accept-encoding': encoding };
+        const answeredBefore = front.answered;
+        // 1: rendered by the front; 2: rendered by the routes (and kept); 3, 4: kept.
+        const first = await raw(on.base, path, headers, body);
+        const second = await injected(on, path, headers, body);
+        const third = await raw(on.base, path, headers, body);
+        const fourth = await injected(on, path, headers, body);
+        assert.equal(front.answered - answeredBefore, 2, what);
+        const plain = decoded(first);
+        assert.ok(first.body.equals(compressed(encoding, plain, LEVELS.dynamic)), what);
+        assert.ok(second.body.equals(first.body), what);
+        assert.ok(third.body.equals(compressed(encoding, plain, LEVELS.kept)), what);
+        assert.ok(fourth.body.equals(third.body), what);
+        assert.deepEqual(answerHeaders(second.headers), answerHeaders(first.headers), what);
+        assert.deepEqual(answerHeaders(fourth.headers), answerHeaders(third.headers), what);
+        assert.equal(first.headers.vary, 'Accept-Encoding, Authorization', what);
+      }
+    }
+  });
+
+  it('sends answers under 1 KB as they are, and compresses those from 1 KB on', async () => {
+    const named = (toggles: string[]) => JSON.stringify({ context: { userId: 'user-1' }, toggles });
+    const small = await raw(
+      on.base,
+      '/proxy',
+      { 'accept-encoding': 'gzip' },
+      named(['search.flag-1', 'checkout.flag-0']),
+    );
+    assert.equal(small.status, 200);
+    assert.ok(small.body.length < 1024, String(small.body.length));
+    assert.equal(small.headers['content-encoding'], undefined);
+    // Unknown names answer ~100 bytes each: enough of them pass the threshold.
+    const many = Array.from({ length: 20 }, (_, i) => `unknown-flag-${i}`);
+    const large = await raw(on.base, '/proxy', { 'accept-encoding': 'gzip' }, named(many));
+    const plain = await raw(on.base, '/proxy', {}, named(many));
+    assert.ok(plain.body.length >= 1024, String(plain.body.length));
+    assert.equal(large.headers['content-encoding'], 'gzip');
+    assert.ok(gunzipSync(large.body).equals(plain.body));
   });
 
   it('sends small answers as they are, and nothing compressed when it is off (the default)', async () => {

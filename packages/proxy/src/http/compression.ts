@@ -88,7 +88,9 @@ export class AnswerCompression {
   encodingFor(headers: IncomingHttpHeaders): Encoding | undefined {
     const accepted = headers['accept-encoding'];
     if (accepted === undefined || headers['x-no-compression'] !== undefined) return undefined;
-    return this.negotiator.negotiate(accepted.toLowerCase().replace(GZIP_ALIASES, 'gzip')) ?? undefined;
+    return (
+      this.negotiator.negotiate(accepted.toLowerCase().replace(GZIP_ALIASES, 'gzip')) ?? undefined
+    );
   }
 
   /**
