@@ -35,7 +35,8 @@ import { clientFeaturesRoutes } from './features/client-api/routes.js';
 import { contextFieldRoutes } from './features/context-fields/routes.js';
 import { edgeValidateRoutes } from './features/edge/routes.js';
 import { environmentRoutes } from './features/environments/routes.js';
-import { featureArchiveRoutes } from './features/feature-archive/routes.js';
+import { eventRoutes } from './features/events/routes.js';
+import { singleFlagRoutes } from './features/flags/routes.js';
 import { FrontendStates } from './features/frontend-api/frontend-states.js';
 import { frontendApiRoutes } from './features/frontend-api/routes.js';
 import { ImportService } from './features/import/import-service.js';
@@ -216,7 +217,8 @@ export async function buildApp(config: ServerConfig, deps: AppDeps): Promise<Fas
   segmentRoutes(app, db, revisions, adminOnly);
   strategyRoutes(app, db, adminOnly);
   contextFieldRoutes(app, db, adminOnly);
-  featureArchiveRoutes(app, db, revisions, adminOnly);
+  singleFlagRoutes(app, { db, revisions }, adminOnly);
+  eventRoutes(app, db, adminOnly);
   const passwords = deps.passwords ?? new PasswordHasher();
   userRoutes(app, db, adminOnly, passwords, now);
   // Rate limits are per route (`config.rateLimit`) on the routes without a token or with a public

@@ -1,10 +1,20 @@
 import type { FastifyInstance } from 'fastify';
 
+// Declared where the interface lives (see signup-tokens/routes.ts on NodeNext resolution).
+declare module 'fastify/types/context.js' {
+  interface FastifyContextConfig {
+    /** An action POST (`/on`, `/off`, revive) that takes no body: an empty JSON body is none. */
+    acceptsEmptyBody?: boolean;
+  }
+}
+
 /**
  * A `DELETE` that says `content-type: application/json` and sends nothing is taken as bodiless,
  * as the Unleash server takes it (admin UIs and scripts set the header on every call). Fastify's
- * JSON parser would refuse the empty body with a 400. Any body that is there is still parsed (and
- * refused when malformed), and other methods keep Fastify's rule: an empty JSON body is a 400.
+ * JSON parser would refuse the empty body with a 400. Action POSTs that take no body (routes with
+ * `config.acceptsEmptyBody`: `/on`, `/off`, revive) are taken the same way, as Unleash's clients
+ * send them. Any body that is there is still parsed (and refused when malformed), and other
+ * routes keep Fastify's rule: an empty JSON body is a 400.
  */
 export function acceptBodilessDeletes(app: FastifyInstance): void {
   // Fastify's own parser with its defaults: `__proto__` and `constructor.prototype` refused.
@@ -13,7 +23,9 @@ export function acceptBodilessDeletes(app: FastifyInstance): void {
     'application/json',
     { parseAs: 'string' },
     function parseJsonBody(request, body, done) {
-      if (body === '' && request.method === 'DELETE') done(null, undefined);
+      const bodiless =
+        request.method === 'DELETE' || request.routeOptions.config.acceptsEmptyBody === true;
+      if (body === '' && bodiless) done(null, undefined);
       else parseJson(request, body as string, done);
     },
   );

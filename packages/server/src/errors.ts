@@ -50,6 +50,16 @@ export const errorCatalogue = {
     name: 'NameExistsError',
     message: 'A user with this username already exists.',
   },
+  FEATURE_HAS_CHILDREN: {
+    status: 409,
+    name: 'ConflictError',
+    message: 'Other features depend on this feature.',
+  },
+  PRECONDITION_FAILED: {
+    status: 412,
+    name: 'PreconditionFailedError',
+    message: 'The feature changed since it was read (If-Match names another version).',
+  },
   BODY_TOO_LARGE: {
     status: 413,
     name: 'ContentTooLargeError',

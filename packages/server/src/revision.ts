@@ -12,11 +12,15 @@ export interface Revisions {
 
 /**
  * Call inside the write's transaction, so the bump commits (or rolls back) with the write. It
- * records the write's delta events too (`recordClientChanges`), in the same transaction.
+ * records the write's delta events too (`recordClientChanges`), in the same transaction, for the
+ * `changedFlags` only when the write names them.
  */
-export async function bumpConfigRevision(tx: Queryable): Promise<void> {
+export async function bumpConfigRevision(
+  tx: Queryable,
+  changedFlags?: ReadonlySet<string>,
+): Promise<void> {
   await tx.query('UPDATE revision SET config = config + 1 WHERE id = 1');
-  await recordClientChanges(tx);
+  await recordClientChanges(tx, false, changedFlags);
 }
 
 /** Also wakes every process's change feed at commit: streams of a deleted token end. */

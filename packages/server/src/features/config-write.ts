@@ -11,17 +11,45 @@ export const idSchema = {
 } as const;
 
 /**
+ * What a write changed, for the change log: by default everything (every flag of every
+ * environment is diffed); a write that knows it touched only some flags says which, and only
+ * those are read and diffed (a toggle on an instance with thousands of flags reads one).
+ */
+export class ConfigWriteScope {
+  private names: Set<string> | undefined;
+  private whole = false;
+
+  /** Only these flags changed (may be called several times; the names add up). */
+  flags(...names: string[]): void {
+    this.names ??= new Set();
+    for (const name of names) this.names.add(name);
+  }
+
+  /** Something beyond single flags changed (segments, environments, projects): diff everything. */
+  everything(): void {
+    this.whole = true;
+  }
+
+  /** The flags to diff, or `undefined` for all of them. */
+  get changedFlags(): ReadonlySet<string> | undefined {
+    return this.whole ? undefined : this.names;
+  }
+}
+
+/**
  * A write to what the client API serves: `write` and the config revision bump commit together
- * (or neither does), and this process serves the change from its next request on.
+ * (or neither does), and this process serves the change from its next request on. `write` may
+ * narrow what the change log diffs with `scope.flags(...)`.
  */
 export async function writeConfig<T>(
   db: Database,
   revisions: RevisionTracker,
-  write: (tx: Queryable) => Promise<T>,
+  write: (tx: Queryable, scope: ConfigWriteScope) => Promise<T>,
 ): Promise<T> {
   const result = await db.transaction(async (tx) => {
-    const value = await write(tx);
-    await bumpConfigRevision(tx);
+    const scope = new ConfigWriteScope();
+    const value = await write(tx, scope);
+    await bumpConfigRevision(tx, scope.changedFlags);
     return value;
   });
   revisions.invalidate();

@@ -6,6 +6,8 @@ import { sql as clientDataRetention } from './0013-client-data-retention.js';
 import { sql as frontendTokensAndConnections } from './0014-frontend-tokens-and-connections.js';
 import { sql as clientChangeLog } from './0015-client-change-log.js';
 import { sql as clientApplicationRetention } from './0016-client-application-retention.js';
+import { sql as eventLog } from './0017-event-log.js';
+import { sql as flagVersions } from './0018-flag-versions.js';
 
 /**
  * Versioned migrations, applied in order and recorded in `schema_migrations`.
@@ -25,4 +27,6 @@ export const migrations: readonly {
   { version: 14, name: 'frontend-tokens-and-connections', sql: frontendTokensAndConnections },
   { version: 15, name: 'client-change-log', sql: clientChangeLog },
   { version: 16, name: 'client-application-retention', sql: clientApplicationRetention },
+  { version: 17, name: 'event-log', sql: eventLog },
+  { version: 18, name: 'flag-versions', sql: flagVersions },
 ];

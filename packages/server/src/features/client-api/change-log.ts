@@ -47,9 +47,16 @@ async function environmentsToDiff(tx: Queryable): Promise<string[]> {
  * being created) its whole state is appended as events, since clients of a token naming it may
  * have been hydrated with its empty view already.
  * `pg_notify` (delivered at commit) wakes every server process's change feed.
+ * With `changedFlags` (the write says which flags it changed) only those flags are read and
+ * diffed, with the segments they use and the recorded segments no flag uses any more: the cost
+ * of a write is that of what it changed, not of the whole configuration.
  * Returns how many events were appended.
  */
-export async function recordClientChanges(tx: Queryable, atStart = false): Promise<number> {
+export async function recordClientChanges(
+  tx: Queryable,
+  atStart = false,
+  changedFlags?: ReadonlySet<string>,
+): Promise<number> {
   await tx.query('SELECT pg_advisory_xact_lock($1)', [ADVISORY_LOCK_KEYS.clientChangeLog]);
   const environments = await environmentsToDiff(tx);
   const known = new Set(
@@ -57,6 +64,12 @@ export async function recordClientChanges(tx: Queryable, atStart = false): Promi
       await tx.query<{ environment: string }>('SELECT environment FROM client_change_environments')
     ).map((row) => row.environment),
   );
+  // An environment without a recorded state is recorded whole.
+  const names =
+    changedFlags && environments.every((environment) => known.has(environment))
+      ? [...changedFlags]
+      : undefined;
+  if (names?.length === 0) return 0;
   let appended = 0;
   for (const environment of environments) {
     const configuration = await readClientConfiguration(tx, {
@@ -65,11 +78,14 @@ export async function recordClientChanges(tx: Queryable, atStart = false): Promi
       namePrefix: undefined,
       tags: undefined,
       inlineSegmentConstraints: false,
+      names,
     });
-    const previous = await tx.query<StateRow>(
-      'SELECT kind, key, project, hash FROM client_change_state WHERE environment = $1',
-      [environment],
-    );
+    const previous = names
+      ? await recordedStateOf(tx, environment, names, configuration.segments ?? [])
+      : await tx.query<StateRow>(
+          'SELECT kind, key, project, hash FROM client_change_state WHERE environment = $1',
+          [environment],
+        );
     const diff = diffState(previous, configuration.features, configuration.segments ?? []);
     if (!known.has(environment)) {
       await tx.query(
@@ -86,6 +102,36 @@ export async function recordClientChanges(tx: Queryable, atStart = false): Promi
   }
   if (appended > 0) await tx.query('SELECT pg_notify($1, $2)', [CHANGE_LOG_CHANNEL, '']);
   return appended;
+}
+
+/**
+ * The recorded state a scoped diff compares with: the changed flags, the segments they use now,
+ * and the recorded segments no enabled strategy of a live flag uses any more (to be removed).
+ * Segments other flags still use are left out, so the diff leaves them alone.
+ */
+async function recordedStateOf(
+  tx: Queryable,
+  environment: string,
+  names: readonly string[],
+  usedSegments: readonly Segment[],
+): Promise<StateRow[]> {
+  return tx.query<StateRow>(
+    `SELECT kind, key, project, hash FROM client_change_state st
+      WHERE st.environment = $1
+        AND (
+          (st.kind = 'feature' AND st.key IN (SELECT jsonb_array_elements_text($2::jsonb)))
+          OR (st.kind = 'segment' AND (
+            st.key IN (SELECT jsonb_array_elements_text($3::jsonb))
+            OR NOT EXISTS (
+              SELECT 1 FROM feature_strategies s JOIN features f ON f.name = s.feature_name
+               WHERE s.environment = $1 AND NOT s.disabled AND f.archived_at IS NULL
+                 AND s.segments @> to_jsonb(st.key::int)))))`,
+    [
+      environment,
+      JSON.stringify(names),
+      JSON.stringify(usedSegments.map((segment) => String(segment.id))),
+    ],
+  );
 }
 
 /** The project a feature event belongs to (`null`: every client of the environment gets it). */

@@ -11,6 +11,8 @@ export interface FeatureQuery {
   readonly tags: readonly (readonly [string, string])[] | undefined;
   /** Old SDKs (no `Unleash-Client-Spec` ≥ 4.2.0) get segment constraints inlined. */
   readonly inlineSegmentConstraints: boolean;
+  /** Only these flags (the change log diffing what a write changed); `undefined` = all. */
+  readonly names?: readonly string[] | undefined;
 }
 
 interface FeatureRow {
@@ -80,12 +82,14 @@ export async function readClientConfiguration(
               SELECT 1 FROM feature_tags t
                WHERE t.feature_name = f.name
                  AND t.tag_type || ':' || t.tag_value IN (SELECT jsonb_array_elements_text($4::jsonb))))
+        AND ($5::jsonb IS NULL OR f.name IN (SELECT jsonb_array_elements_text($5::jsonb)))
       ORDER BY f.name`,
     [
       query.environment,
       query.projects ? JSON.stringify(query.projects) : null,
       query.namePrefix ?? null,
       tagKeys ? JSON.stringify(tagKeys) : null,
+      query.names ? JSON.stringify(query.names) : null,
     ],
   );
   if (features.length === 0) {

@@ -1,4 +1,5 @@
 import type { ImportRequest, ImportValidation } from '@flags/schemas';
+import type { Actor } from '../../auth/actor.js';
 import type { Database } from '../../db/database.js';
 import { ApiError } from '../../errors.js';
 import type { RevisionTracker } from '../../revision.js';
@@ -29,7 +30,7 @@ export class ImportService {
    * against what the database holds inside it (so a concurrent change cannot slip between the
    * check and the writes), then every row is written.
    */
-  async import(request: ImportRequest, actor: string): Promise<void> {
+  async import(request: ImportRequest, actor: Pick<Actor, 'name' | 'userId'>): Promise<void> {
     await writeConfig(this.db, this.revisions, async (tx) => {
       await lockImports(tx);
       const plan = planImport(request, await readImportContext(tx, request));
@@ -67,7 +68,11 @@ function byVariantName<V extends { name: string }>(variants: readonly V[]): V[] 
  * Only called when `plan` has no errors: every strategy has a `featureName`, every tag a type
  * and value, every segment id a target.
  */
-function importRows(request: ImportRequest, plan: ImportPlan, actor: string): ImportRows {
+function importRows(
+  request: ImportRequest,
+  plan: ImportPlan,
+  actor: Pick<Actor, 'name' | 'userId'>,
+): ImportRows {
   const { project, environment, data } = request;
 
   // The last featureEnvironments entry of a feature counts.

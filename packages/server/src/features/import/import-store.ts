@@ -1,7 +1,10 @@
 import type { ImportRequest } from '@flags/schemas';
+import type { Actor } from '../../auth/actor.js';
 import { ADVISORY_LOCK_KEYS } from '../../db/advisory-locks.js';
 import type { Queryable } from '../../db/database.js';
 import { environmentExists } from '../environments/environment-store.js';
+import { type NewEvent, recordEvents } from '../events/event-store.js';
+import { EVENT_TYPES } from '../events/event-types.js';
 import { projectExists } from '../projects/project-store.js';
 import type { ImportContext } from './import-validation.js';
 
@@ -69,8 +72,8 @@ export async function readImportContext(
 export interface ImportRows {
   project: string;
   environment: string;
-  /** Who imported, for the event. */
-  actor: string;
+  /** Who imported, for the events. */
+  actor: Pick<Actor, 'name' | 'userId'>;
   features: {
     name: string;
     type: string;
@@ -112,11 +115,20 @@ export interface ImportRows {
 /**
  * Writes an import inside the caller's transaction: features upserted; their enabled state,
  * strategies, tags and dependencies in the environment become exactly the payload's; tag types
- * and context fields created, legal values merged; one `features-imported` event.
+ * and context fields created, legal values merged. Events: `feature-created` for each new flag,
+ * `feature-environment-enabled`/`-disabled` for each flag whose state in the environment changed,
+ * and one `features-imported`.
  */
 export async function writeImport(tx: Queryable, rows: ImportRows): Promise<void> {
   const { project, environment } = rows;
   const names = json([...new Set(rows.features.map((feature) => feature.name))]);
+  const before = await tx.query<{ name: string; enabled: boolean | null }>(
+    `SELECT f.name, fe.enabled FROM features f
+       LEFT JOIN feature_environments fe ON fe.feature_name = f.name AND fe.environment = $2
+      WHERE f.name IN (SELECT jsonb_array_elements_text($1::jsonb))`,
+    [names, environment],
+  );
+  const enabledBefore = new Map(before.map((row) => [row.name, row.enabled ?? false]));
 
   await tx.query(
     `INSERT INTO project_environments (project_id, environment_name) VALUES ($1, $2)
@@ -275,8 +287,46 @@ export async function writeImport(tx: Queryable, rows: ImportRows): Promise<void
   );
 
   await tx.query(
-    `INSERT INTO events (type, created_by, project, environment, data)
-     VALUES ('features-imported', $1, $2, $3, $4::jsonb)`,
-    [rows.actor, project, environment, json({ features: rows.features.length })],
+    'UPDATE features SET version = version + 1 WHERE name IN (SELECT jsonb_array_elements_text($1::jsonb))',
+    [names],
   );
+  await recordEvents(tx, importEvents(rows, enabledBefore));
+}
+
+/** The events of an import, given each imported flag's state before it (absent: new). */
+function importEvents(rows: ImportRows, enabledBefore: ReadonlyMap<string, boolean>): NewEvent[] {
+  const { project, environment, actor: by } = rows;
+  const events: NewEvent[] = [];
+  const created = new Set<string>();
+  for (const feature of rows.features) {
+    if (enabledBefore.has(feature.name) || created.has(feature.name)) continue;
+    created.add(feature.name);
+    events.push({
+      type: EVENT_TYPES.featureCreated,
+      by,
+      project,
+      featureName: feature.name,
+      data: { ...feature, project },
+    });
+  }
+  for (const state of rows.environmentStates) {
+    if ((enabledBefore.get(state.name) ?? false) === state.enabled) continue;
+    events.push({
+      type: state.enabled
+        ? EVENT_TYPES.featureEnvironmentEnabled
+        : EVENT_TYPES.featureEnvironmentDisabled,
+      by,
+      project,
+      environment,
+      featureName: state.name,
+    });
+  }
+  events.push({
+    type: EVENT_TYPES.featuresImported,
+    by,
+    project,
+    environment,
+    data: { features: rows.features.length },
+  });
+  return events;
 }

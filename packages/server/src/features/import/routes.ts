@@ -1,6 +1,7 @@
 import type { JsonSchemaToTsProvider } from '@fastify/type-provider-json-schema-to-ts';
 import { exportQuerySchema, importRequestSchema, importValidationSchema } from '@flags/schemas';
 import type { FastifyInstance, FastifyRequest } from 'fastify';
+import { actorOf } from '../../auth/actor.js';
 import type { Database } from '../../db/database.js';
 import { exportFeatures } from './export.js';
 import type { ImportService } from './import-service.js';
@@ -22,7 +23,7 @@ export function featuresBatchRoutes(
     '/api/admin/features-batch/import',
     { schema: { body: importRequestSchema }, onRequest: guard, bodyLimit },
     async function adminImportFeatures(request, reply) {
-      await service.import(request.body, request.apiToken.tokenName);
+      await service.import(request.body, actorOf(request));
       return reply.status(200).send();
     },
   );

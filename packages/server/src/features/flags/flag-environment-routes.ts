@@ -1,0 +1,239 @@
+import type { JsonSchemaToTsProvider } from '@fastify/type-provider-json-schema-to-ts';
+import type { FastifyInstance, FastifyRequest } from 'fastify';
+import type { Actor } from '../../auth/actor.js';
+import type { Queryable } from '../../db/database.js';
+import { ApiError } from '../../errors.js';
+import { recordEvent, tagsOfFlag } from '../events/event-store.js';
+import { EVENT_TYPES } from '../events/event-types.js';
+import { insertStrategy, listStrategies, nextSortOrder } from './feature-strategy-store.js';
+import { environmentParams, jsonPatchSchema, variantsSchema } from './flag-schemas.js';
+import {
+  type FlagRow,
+  findFlag,
+  flagEnvironments,
+  requireProjectEnvironment,
+} from './flag-store.js';
+import { type FlagDeps, writeFlag } from './flag-write.js';
+import { applyJsonPatch, patchedValidator } from './patched-document.js';
+import { defaultRollout } from './strategy-input.js';
+import { balanceVariants } from './variant-weights.js';
+
+const EDIT = { permission: 'edit' } as const;
+const validVariants = patchedValidator(variantsSchema);
+
+async function currentVariants(tx: Queryable, name: string, environment: string) {
+  const rows = await tx.query<{ variants: unknown[] }>(
+    'SELECT variants FROM feature_environments WHERE feature_name = $1 AND environment = $2',
+    [name, environment],
+  );
+  return rows[0]?.variants ?? [];
+}
+
+/** Writes a flag's state in an environment, creating its row when missing. */
+async function setEnvironmentState(
+  tx: Queryable,
+  name: string,
+  environment: string,
+  state: { enabled?: boolean; variants?: unknown[] },
+): Promise<void> {
+  await tx.query(
+    `INSERT INTO feature_environments (feature_name, environment, enabled, variants)
+     VALUES ($1, $2, COALESCE($3::boolean, false), COALESCE($4::jsonb, '[]'::jsonb))
+     ON CONFLICT (feature_name, environment) DO UPDATE
+       SET enabled = COALESCE($3::boolean, feature_environments.enabled),
+           variants = COALESCE($4::jsonb, feature_environments.variants)`,
+    [
+      name,
+      environment,
+      state.enabled ?? null,
+      state.variants === undefined ? null : JSON.stringify(state.variants),
+    ],
+  );
+}
+
+/**
+ * Turns a flag on in an environment as unleash-server does: with `shouldActivateDisabledStrategies`
+ * its disabled strategies are enabled; when it has none left enabled, a 100 % `flexibleRollout`
+ * is added. Nothing is written (nor recorded) when it is on already.
+ */
+async function turnOn(
+  tx: Queryable,
+  flag: FlagRow,
+  environment: string,
+  by: Actor,
+  activateDisabled: boolean,
+): Promise<void> {
+  const before = await tx.query<{ enabled: boolean }>(
+    'SELECT enabled FROM feature_environments WHERE feature_name = $1 AND environment = $2',
+    [flag.name, environment],
+  );
+  if (before[0]?.enabled) return;
+  const strategies = await listStrategies(tx, flag.name, environment);
+  const tags = await tagsOfFlag(tx, flag.name);
+  const common = { by, project: flag.project, environment, featureName: flag.name, tags };
+  if (activateDisabled) {
+    for (const strategy of strategies.filter((s) => s.disabled)) {
+      await tx.query('UPDATE feature_strategies SET disabled = false WHERE id = $1', [strategy.id]);
+      const { environment: _, ...preData } = strategy;
+      await recordEvent(tx, {
+        ...common,
+        type: EVENT_TYPES.featureStrategyUpdate,
+        data: { ...preData, disabled: false },
+        preData,
+      });
+    }
+  }
+  const anyEnabled = activateDisabled
+    ? strategies.length > 0
+    : strategies.some((strategy) => !strategy.disabled);
+  if (!anyEnabled) {
+    const added = await insertStrategy(
+      tx,
+      flag.name,
+      environment,
+      defaultRollout(flag.name, await nextSortOrder(tx, flag.name, environment)),
+    );
+    await recordEvent(tx, { ...common, type: EVENT_TYPES.featureStrategyAdd, data: added });
+  }
+  await setEnvironmentState(tx, flag.name, environment, { enabled: true });
+  await recordEvent(tx, { ...common, type: EVENT_TYPES.featureEnvironmentEnabled });
+}
+
+/** A flag in one environment: its state, turning it on and off, its variants. */
+export function flagEnvironmentRoutes(
+  app: FastifyInstance,
+  deps: FlagDeps,
+  guard: (request: FastifyRequest) => Promise<void>,
+): void {
+  const typed = app.withTypeProvider<JsonSchemaToTsProvider>();
+  const { db } = deps;
+  const base = '/api/admin/projects/:project/features/:feature/environments/:environment';
+
+  /** The active flag of the project and the environment of its project; 404 otherwise. */
+  const readTarget = async (project: string, feature: string, environment: string) => {
+    const flag = await findFlag(db, feature);
+    if (!flag || flag.project !== project || flag.archived_at !== null) {
+      throw new ApiError(
+        'NOT_FOUND',
+        `There is no active feature "${feature}" in project "${project}".`,
+      );
+    }
+    await requireProjectEnvironment(db, project, environment);
+    return flag;
+  };
+
+  typed.get(
+    base,
+    { schema: { params: environmentParams }, onRequest: guard },
+    async function adminReadFlagEnvironment(request) {
+      const { project, feature, environment } = request.params;
+      const flag = await readTarget(project, feature, environment);
+      const [state] = await flagEnvironments(db, flag, environment);
+      return state;
+    },
+  );
+
+  for (const action of ['on', 'off'] as const) {
+    typed.post(
+      `${base}/${action}`,
+      {
+        schema: {
+          params: environmentParams,
+          querystring: {
+            type: 'object',
+            properties: { shouldActivateDisabledStrategies: { type: 'boolean' } },
+          },
+        },
+        onRequest: guard,
+        config: { ...EDIT, acceptsEmptyBody: true },
+      },
+      async function adminToggleFlagEnvironment(request, reply) {
+        const { project, feature, environment } = request.params;
+        await writeFlag(deps, request, { project, feature }, async (tx, flag, by) => {
+          await requireProjectEnvironment(tx, project, environment);
+          if (action === 'on') {
+            await turnOn(
+              tx,
+              flag,
+              environment,
+              by,
+              request.query.shouldActivateDisabledStrategies === true,
+            );
+            return;
+          }
+          const before = await tx.query<{ enabled: boolean }>(
+            'SELECT enabled FROM feature_environments WHERE feature_name = $1 AND environment = $2',
+            [flag.name, environment],
+          );
+          if (!before[0]?.enabled) return;
+          await setEnvironmentState(tx, flag.name, environment, { enabled: false });
+          await recordEvent(tx, {
+            type: EVENT_TYPES.featureEnvironmentDisabled,
+            by,
+            project,
+            environment,
+            featureName: flag.name,
+            tags: await tagsOfFlag(tx, flag.name),
+          });
+        });
+        return reply.status(200).send();
+      },
+    );
+  }
+
+  typed.get(
+    `${base}/variants`,
+    { schema: { params: environmentParams }, onRequest: guard },
+    async function adminReadFlagVariants(request) {
+      const { project, feature, environment } = request.params;
+      const flag = await readTarget(project, feature, environment);
+      return { version: 1, variants: await currentVariants(db, flag.name, environment) };
+    },
+  );
+
+  /** Replaces the variants with `next(current)`, balanced; records the change. */
+  const writeVariants = (
+    request: FastifyRequest,
+    params: { project: string; feature: string; environment: string },
+    next: (current: unknown[]) => unknown[],
+  ) =>
+    writeFlag(deps, request, params, async (tx, flag, by) => {
+      await requireProjectEnvironment(tx, params.project, params.environment);
+      const before = await currentVariants(tx, flag.name, params.environment);
+      const variants = balanceVariants(next(before) as Parameters<typeof balanceVariants>[0]);
+      await setEnvironmentState(tx, flag.name, params.environment, { variants });
+      await recordEvent(tx, {
+        type: EVENT_TYPES.featureEnvironmentVariantsUpdated,
+        by,
+        project: params.project,
+        environment: params.environment,
+        featureName: flag.name,
+        data: { variants },
+        preData: { variants: before },
+        tags: await tagsOfFlag(tx, flag.name),
+      });
+      return { version: 1, variants };
+    });
+
+  typed.put(
+    `${base}/variants`,
+    { schema: { params: environmentParams, body: variantsSchema }, onRequest: guard, config: EDIT },
+    async function adminSetFlagVariants(request) {
+      return writeVariants(request, request.params, () => request.body);
+    },
+  );
+
+  typed.patch(
+    `${base}/variants`,
+    {
+      schema: { params: environmentParams, body: jsonPatchSchema },
+      onRequest: guard,
+      config: EDIT,
+    },
+    async function adminPatchFlagVariants(request) {
+      return writeVariants(request, request.params, (current) =>
+        applyJsonPatch(current, request.body, validVariants),
+      );
+    },
+  );
+}
