@@ -14,6 +14,7 @@
 // every flag with the engine) what evaluation alone leaves of bare.
 import { type ChildProcess, spawn, spawnSync } from 'node:child_process';
 import { readFileSync } from 'node:fs';
+import { get } from 'node:http';
 import { fileURLToPath } from 'node:url';
 import { compile } from '@flags/engine';
 import autocannon from 'autocannon';
@@ -182,7 +183,10 @@ interface Sessions {
   next: number;
 }
 
-function uniqueRequests(sessions: Sessions): autocannon.Request[] {
+function uniqueRequests(
+  sessions: Sessions,
+  headers: Record<string, string> = {},
+): autocannon.Request[] {
   const rest = realisticContexts(500).map((context) => {
     const query = new URLSearchParams({ remoteAddress: context.remoteAddress });
     for (const [name, value] of Object.entries(context.properties))
@@ -192,7 +196,7 @@ function uniqueRequests(sessions: Sessions): autocannon.Request[] {
   return [
     {
       method: 'GET',
-      headers: { authorization: CLIENT_KEY },
+      headers: { authorization: CLIENT_KEY, ...headers },
       setupRequest: (request) => {
         const n = sessions.next++;
         // A multiplicative step spreads consecutive requests over the users.
@@ -205,8 +209,13 @@ function uniqueRequests(sessions: Sessions): autocannon.Request[] {
 
 type Shape = 'unique' | 'recurring';
 
-function shapeRequests(shape: Shape, scenario: Scenario, sessions: Sessions): autocannon.Request[] {
-  return shape === 'unique' ? uniqueRequests(sessions) : requests(scenario);
+/** What browsers send: every evaluation answer of the compressed run is asked for so. */
+const BROWSER_ACCEPT_ENCODING = 'gzip, deflate, br';
+
+function shapeRequests(run: Run, sessions: Sessions): autocannon.Request[] {
+  const headers: Record<string, string> =
+    run.acceptEncoding === undefined ? {} : { 'accept-encoding': run.acceptEncoding };
+  return run.shape === 'unique' ? uniqueRequests(sessions, headers) : requests(run.scenario);
 }
 
 interface Measure {
@@ -311,6 +320,38 @@ async function averageBody(child: Child, list: autocannon.Request[]): Promise<nu
   return Math.round(bytes / count);
 }
 
+/** Average bytes on the wire of the first answers of `list` asked for with `acceptEncoding`. */
+async function averageEncodedBody(
+  child: Child,
+  list: autocannon.Request[],
+  acceptEncoding: string,
+): Promise<number> {
+  let bytes = 0;
+  const count = 100;
+  for (let i = 0; i < count; i++) {
+    const template = list[i % list.length] as autocannon.Request;
+    const setup = template.setupRequest as
+      | ((request: autocannon.Request, context: object) => autocannon.Request)
+      | undefined;
+    const request = setup ? setup({ ...template }, {}) : template;
+    // node:http, not fetch: fetch decodes the body.
+    bytes += await new Promise<number>((resolve, reject) => {
+      get(
+        `${child.base}${request.path}`,
+        { headers: { authorization: CLIENT_KEY, 'accept-encoding': acceptEncoding } },
+        (response) => {
+          let length = 0;
+          response.on('data', (chunk: Buffer) => {
+            length += chunk.length;
+          });
+          response.on('end', () => resolve(length));
+        },
+      ).on('error', reject);
+    });
+  }
+  return Math.round(bytes / count);
+}
+
 /** Flag counts of the unique-context runs: how the cost grows with the number of flags. */
 const FLAG_COUNTS = [5, 200, 1000] as const;
 
@@ -322,6 +363,8 @@ interface Server {
 }
 
 interface Run {
+  /** `Accept-Encoding` of every request (none: no header). */
+  readonly acceptEncoding?: string;
   readonly flags: number;
   readonly shape: Shape;
   readonly scenario: Scenario;
@@ -339,6 +382,7 @@ async function bench(): Promise<void> {
   const bareOf = new Map<number, Server>();
   const bodyOf = new Map<number, number>();
   const sessions: Sessions = { next: 0 };
+  let encodedBytes = Number.NaN;
   for (const flags of FLAG_COUNTS) {
     const unique: Server = {
       name: `flags-proxy ${flags}`,
@@ -353,6 +397,27 @@ async function bench(): Promise<void> {
     servers.push(unique, bare);
     runs.push({ flags, shape: 'unique', scenario: 'GET', server: unique });
     if (flags === 200) {
+      // Edge mode compresses every answer (`compression`, on in edge mode; set here explicitly so
+      // that compression is the one difference): the same never-seen requests, as browsers send
+      // them, against a flags-proxy that compresses.
+      const compressed: Server = {
+        name: 'flags-proxy, compression on',
+        child: await startCommand(upstreamOf(flags), { PROXY_COMPRESSION: 'true' }),
+        memory: noPeaks(),
+      };
+      encodedBytes = await averageEncodedBody(
+        compressed.child,
+        uniqueRequests(sessions),
+        BROWSER_ACCEPT_ENCODING,
+      );
+      servers.push(compressed);
+      runs.push({
+        flags,
+        shape: 'unique',
+        scenario: 'GET',
+        server: compressed,
+        acceptEncoding: BROWSER_ACCEPT_ENCODING,
+      });
       const recurring: Server = {
         name: 'flags-proxy',
         child: await startCommand(upstreamOf(flags)),
@@ -394,18 +459,17 @@ async function bench(): Promise<void> {
 
   const measures = new Map<Run, Measure[]>();
   const label = (run: Run) =>
-    `${run.flags} flags ${run.shape} ${run.scenario} ${run.server.name}`.padEnd(48);
+    `${run.flags} flags ${run.shape} ${run.scenario} ${run.server.name}`.padEnd(56);
   // The unique shape's warm-up draws from the same session counter, so no measured context recurs.
   if (WARMUP_S > 0) {
     console.log(`warm-up: ${WARMUP_S} s of each run, untimed`);
-    for (const run of runs)
-      await load(run.server.child, shapeRequests(run.shape, run.scenario, sessions), WARMUP_S);
+    for (const run of runs) await load(run.server.child, shapeRequests(run, sessions), WARMUP_S);
   }
   for (let round = 1; round <= ROUNDS; round++) {
     console.log(`round ${round}`);
     // Every other round runs in reverse, so that no server always goes first.
     for (const run of round % 2 === 1 ? runs : [...runs].reverse()) {
-      const list = shapeRequests(run.shape, run.scenario, sessions);
+      const list = shapeRequests(run, sessions);
       const pending = load(run.server.child, list);
       const measure = run.server.memory
         ? await sampleMemory(run.server.child, run.server.memory, pending)
@@ -425,6 +489,7 @@ async function bench(): Promise<void> {
         run.flags === flags &&
         run.shape === shape &&
         run.scenario === scenario &&
+        run.acceptEncoding === undefined &&
         run.server.name.startsWith(name)
       )
         return measure;
@@ -459,7 +524,7 @@ async function bench(): Promise<void> {
     rows.push([
       String(run.flags),
       isBare && run.shape === 'recurring' ? '—' : run.shape,
-      `${run.scenario} /proxy`,
+      `${run.scenario} /proxy${run.acceptEncoding === undefined ? '' : `, Accept-Encoding: ${run.acceptEncoding}`}`,
       run.server.name.replace(/ \d+$/, ''),
       m.rps.toFixed(0),
       m.p50.toFixed(1),
@@ -502,6 +567,12 @@ async function bench(): Promise<void> {
   const floor = find(200, 'unique', 'GET', 'floor') as Measure;
   console.log(
     `  the floor: the bare server that also reads each never-seen context and evaluates the 200 flags with the engine (same fixed body) answers ${floor.rps.toFixed(0)} req/s, ${(floor.rps / bareAt(200).rps).toFixed(2)} of bare, ${floor.cpu.toFixed(0)} µs CPU/req: reading the context and evaluating cost ${(floor.cpu - ceiling.cpu).toFixed(0)} µs; flags-proxy's unique GET is ${(uniqueOurs.rps / floor.rps).toFixed(2)} of the floor, ${(uniqueOurs.cpu - floor.cpu).toFixed(0)} µs more per request (the answer built, its headers, the answer cache, usage counts)`,
+  );
+  const compressedRun = [...summary.keys()].find((run) => run.acceptEncoding !== undefined) as Run;
+  const compressed = summary.get(compressedRun) as Measure;
+  const compressedRatio = compressed.rps / uniqueOurs.rps;
+  console.log(
+    `  compression (on in edge mode), the unique GET with Accept-Encoding: ${BROWSER_ACCEPT_ENCODING} (as browsers send it): ${compressed.rps.toFixed(0)} req/s, ${compressed.cpu.toFixed(0)} µs CPU/req, ${encodedBytes} B per answer, against ${uniqueOurs.rps.toFixed(0)} req/s, ${uniqueOurs.cpu.toFixed(0)} µs and ${bodyOf.get(200)} B uncompressed: ${compressedRatio.toFixed(2)} of the uncompressed throughput (target ≥ 0.8: ${compressedRatio >= 0.8 ? 'met' : 'not met'}), ${(compressed.cpu - uniqueOurs.cpu).toFixed(0)} µs more CPU per request`,
   );
   const uniqueServer = servers.find((s) => s.name === 'flags-proxy 200') as Server;
   const recurringServer = servers.find((s) => s.name === 'flags-proxy') as Server;
