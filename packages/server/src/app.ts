@@ -16,6 +16,9 @@ import Fastify, {
   type FastifyServerOptions,
   LogController,
 } from 'fastify';
+import { adminGuard } from './auth/admin-guard.js';
+import { LoginFailures } from './auth/login-failures.js';
+import { SessionStore } from './auth/sessions.js';
 import { tokenGuards } from './auth/token-guard.js';
 import { acceptBodilessDeletes } from './bodiless-deletes.js';
 import { refuseWhileClosing } from './closing.js';
@@ -43,6 +46,7 @@ import { ImportService } from './features/import/import-service.js';
 import { featuresBatchRoutes } from './features/import/routes.js';
 import { dashboardRoutes } from './features/insights/dashboard/routes.js';
 import { insightsRoutes } from './features/insights/routes.js';
+import { loginRoutes } from './features/logins/routes.js';
 import { DefinedVariantsLookup } from './features/metrics/defined-variants.js';
 import { clientDataRetention } from './features/metrics/retention-job.js';
 import { clientMetricsRoutes } from './features/metrics/routes.js';
@@ -177,9 +181,14 @@ export async function buildApp(config: ServerConfig, deps: AppDeps): Promise<Fas
     });
   }
 
-  // Each API admits its own kind of token only.
+  // Each API admits its own kind of token only; the admin API people too (sessions), by role.
   const guards = tokenGuards(tokens);
-  const adminOnly = guards.admin;
+  const sessions = new SessionStore(
+    db,
+    { maxAgeMs: config.sessionMaxAgeMs, idleTimeoutMs: config.sessionIdleTimeoutMs },
+    now,
+  );
+  const adminOnly = adminGuard({ tokens, sessions, publicOrigin: config.publicUrl.origin });
   const clientOnly = guards.client;
 
   clientFeaturesRoutes(app, clientFeatures, clientOnly, {
@@ -257,6 +266,15 @@ export async function buildApp(config: ServerConfig, deps: AppDeps): Promise<Fas
     now,
     signupsPerMinute: config.signupsPerMinute,
     passwords,
+  });
+  loginRoutes(app, db, adminOnly, {
+    sessions,
+    passwords,
+    failures: new LoginFailures(config.loginFailuresPerUsernamePerHour, 3_600_000, now),
+    publicUrl: config.publicUrl,
+    sessionMaxAgeMs: config.sessionMaxAgeMs,
+    loginsPerMinute: config.loginsPerMinute,
+    now,
   });
   await insightsRoutes(app, db, adminOnly, { now });
   dashboardRoutes(app);

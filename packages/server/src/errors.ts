@@ -29,10 +29,27 @@ export const errorCatalogue = {
     message:
       'This endpoint requires an API token. Please add an authorization header to your request with a valid token.',
   },
+  LOGIN_FAILED: {
+    status: 401,
+    name: 'PasswordMismatch',
+    message:
+      'The combination of password and username you provided is invalid. If you have forgotten your password, get in touch with your instance administrator.',
+  },
   FORBIDDEN: {
     status: 403,
     name: 'ForbiddenError',
     message: 'This token is not allowed to use this endpoint.',
+  },
+  ROLE_FORBIDDEN: {
+    status: 403,
+    name: 'ForbiddenError',
+    message: 'Your role does not allow this.',
+  },
+  CROSS_ORIGIN: {
+    status: 403,
+    name: 'ForbiddenError',
+    message:
+      'A request signed in by cookie that comes from another site is refused; use the server’s own pages, or an API token.',
   },
   NOT_FOUND: {
     status: 404,
@@ -74,6 +91,11 @@ export const errorCatalogue = {
     status: 429,
     name: 'RateLimitError',
     message: 'Too many requests from this address; try again in a minute.',
+  },
+  LOGIN_LIMITED: {
+    status: 429,
+    name: 'RateLimitError',
+    message: 'Too many failed logins with this user name; try again later.',
   },
   STREAMS_FULL: {
     status: 429,

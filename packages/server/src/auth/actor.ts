@@ -38,7 +38,9 @@ declare module 'fastify/types/context.js' {
 
 /** The permission a route needs: its own, else by method. */
 export function permissionOf(request: FastifyRequest): Permission {
-  const declared = request.routeOptions.config.permission;
+  // Read through the declared shape: programs that reach this file from outside the package
+  // (test/e2e) do not always see the augmentation above.
+  const declared = (request.routeOptions.config as { permission?: Permission }).permission;
   if (declared !== undefined) return declared;
   return request.method === 'GET' || request.method === 'HEAD' ? 'read' : 'admin';
 }

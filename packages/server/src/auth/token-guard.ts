@@ -39,14 +39,17 @@ export function tokenGuard(store: TokenStore, type: TokenType): TokenGuard {
     const secret = header.startsWith('Bearer ') ? header.slice(7) : header;
     const token = await store.lookup(secret);
     if (!token) throw new ApiError('UNAUTHORIZED');
-    if (token.type !== type) {
-      throw new ApiError(
-        'FORBIDDEN',
-        `${A_TOKEN_OF[token.type].replace('a', 'A')} cannot be used on ${API_OF[type]}; use ${A_TOKEN_OF[type]}.`,
-      );
-    }
+    if (token.type !== type) throw wrongTokenKind(token.type, type);
     request.apiToken = token;
   };
+}
+
+/** The 403 of a valid token of kind `held` on an API that takes kind `wanted`. */
+export function wrongTokenKind(held: TokenType, wanted: TokenType): ApiError {
+  return new ApiError(
+    'FORBIDDEN',
+    `${A_TOKEN_OF[held].replace('a', 'A')} cannot be used on ${API_OF[wanted]}; use ${A_TOKEN_OF[wanted]}.`,
+  );
 }
 
 /** One guard per API: `admin` for `/api/admin`, `client` for `/api/client`, `frontend` for `/api/frontend`. */

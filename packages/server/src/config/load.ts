@@ -36,6 +36,12 @@ function resolve(options: Options, overrides: ServerOptions) {
     signupsPerMinute: options.signupsPerMinute,
     /** `POST /edge/validate` requests accepted per client address and minute. */
     edgeValidatePerMinute: options.edgeValidatePerMinute,
+    /** Login sessions end this long after the login, or when unused this long. */
+    sessionMaxAgeMs: options.sessionMaxAgeMs,
+    sessionIdleTimeoutMs: options.sessionIdleTimeoutMs,
+    /** Logins per client address and minute; failed logins per user name and hour. */
+    loginsPerMinute: options.loginsPerMinute,
+    loginFailuresPerUsernamePerHour: options.loginFailuresPerUsernamePerHour,
     /**
      * Which forwarded-for headers to believe for the client address: `false` (none, the socket's
      * address), `true` (all), a hop count, or the addresses/ranges of the trusted proxies.

@@ -136,6 +136,30 @@ export const serverSchema = Type.Object({
     fromEnv: number,
     doc: '`POST /edge/validate` requests (no token needed; up to 500 tokens each) accepted per client address and minute; more get 429.',
   }),
+  sessionMaxAgeMs: option(positive(60_000), {
+    env: ['SESSION_MAX_AGE_MS'],
+    default: 172800000,
+    fromEnv: number,
+    doc: 'A login session ends this long after the login, however much it is used (48 hours, as unleash-server’s `SESSION_TTL_HOURS`); also the session cookie’s `Max-Age`.',
+  }),
+  sessionIdleTimeoutMs: option(positive(60_000), {
+    env: ['SESSION_IDLE_TIMEOUT_MS'],
+    default: 28800000,
+    fromEnv: number,
+    doc: 'A login session unused this long ends (8 hours: a working day).',
+  }),
+  loginsPerMinute: option(positive(), {
+    env: ['LOGIN_RATE_LIMIT_PER_MINUTE'],
+    default: 10,
+    fromEnv: number,
+    doc: 'Logins (`POST /auth/simple/login`) accepted per client address and minute, right or wrong; more get 429.',
+  }),
+  loginFailuresPerUsernamePerHour: option(positive(), {
+    env: ['LOGIN_FAILURES_PER_USERNAME_PER_HOUR'],
+    default: 10,
+    fromEnv: number,
+    doc: 'Failed logins with one user name (any case; known or not) per hour, from any address; beyond, logins with it get 429 until the hour ends. Counted per server process.',
+  }),
   trustProxy: option(
     Type.Union(
       [

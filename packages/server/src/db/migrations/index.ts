@@ -8,6 +8,7 @@ import { sql as clientChangeLog } from './0015-client-change-log.js';
 import { sql as clientApplicationRetention } from './0016-client-application-retention.js';
 import { sql as eventLog } from './0017-event-log.js';
 import { sql as flagVersions } from './0018-flag-versions.js';
+import { sql as sessionsAndRoles } from './0020-sessions-and-roles.js';
 
 /**
  * Versioned migrations, applied in order and recorded in `schema_migrations`.
@@ -29,4 +30,5 @@ export const migrations: readonly {
   { version: 16, name: 'client-application-retention', sql: clientApplicationRetention },
   { version: 17, name: 'event-log', sql: eventLog },
   { version: 18, name: 'flag-versions', sql: flagVersions },
+  { version: 20, name: 'sessions-and-roles', sql: sessionsAndRoles },
 ];

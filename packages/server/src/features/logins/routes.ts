@@ -1,0 +1,175 @@
+import type { JsonSchemaToTsProvider } from '@fastify/type-provider-json-schema-to-ts';
+import { userSchema } from '@flags/schemas';
+import type { FastifyInstance, FastifyRequest } from 'fastify';
+import type { Role } from '../../auth/actor.js';
+import type { LoginFailures } from '../../auth/login-failures.js';
+import { isCrossOrigin } from '../../auth/same-origin.js';
+import { cookiePath, readSessionCookie, sessionCookie } from '../../auth/session-cookie.js';
+import type { SessionStore } from '../../auth/sessions.js';
+import type { Database } from '../../db/database.js';
+import { ApiError } from '../../errors.js';
+import { logIn } from '../users/login.js';
+import type { PasswordHasher } from '../users/password.js';
+import { getUsers } from '../users/user-store.js';
+
+export interface LoginOptions {
+  readonly sessions: SessionStore;
+  readonly passwords: PasswordHasher;
+  readonly failures: LoginFailures;
+  readonly publicUrl: URL;
+  readonly sessionMaxAgeMs: number;
+  readonly loginsPerMinute: number;
+  readonly now: () => Date;
+}
+
+/** unleash-server's login body (`loginSchema`), with lengths bounded. */
+const loginSchema = {
+  type: 'object',
+  required: ['username', 'password'],
+  additionalProperties: false,
+  properties: {
+    username: { type: 'string', maxLength: 255 },
+    password: { type: 'string', maxLength: 256 },
+  },
+} as const;
+
+const permissionSchema = {
+  type: 'object',
+  required: ['permission'],
+  properties: {
+    permission: { type: 'string' },
+    project: { type: 'string' },
+    environment: { type: 'string' },
+  },
+} as const;
+
+/** `GET /api/admin/user`: unleash-server's `meSchema`. */
+const meSchema = {
+  type: 'object',
+  required: ['user', 'permissions', 'feedback', 'splash'],
+  properties: {
+    user: userSchema,
+    permissions: { type: 'array', items: permissionSchema },
+    feedback: { type: 'array', items: { type: 'object', additionalProperties: true } },
+    splash: { type: 'object', additionalProperties: { type: 'boolean' } },
+  },
+} as const;
+
+/**
+ * What the Unleash UI reads from `permissions` to show or hide controls: `ADMIN` for admins, the
+ * Editor root role's permission names for editors, none for viewers (reads need none).
+ */
+const PERMISSIONS_OF: Readonly<Record<Role, readonly string[]>> = {
+  admin: ['ADMIN'],
+  editor: [
+    'CREATE_FEATURE',
+    'UPDATE_FEATURE',
+    'DELETE_FEATURE',
+    'UPDATE_FEATURE_VARIANTS',
+    'CREATE_FEATURE_STRATEGY',
+    'UPDATE_FEATURE_STRATEGY',
+    'DELETE_FEATURE_STRATEGY',
+    'UPDATE_FEATURE_ENVIRONMENT',
+    'UPDATE_FEATURE_ENVIRONMENT_VARIANTS',
+    'CREATE_STRATEGY',
+    'UPDATE_STRATEGY',
+    'DELETE_STRATEGY',
+    'CREATE_SEGMENT',
+    'UPDATE_SEGMENT',
+    'DELETE_SEGMENT',
+    'CREATE_CONTEXT_FIELD',
+    'UPDATE_CONTEXT_FIELD',
+    'DELETE_CONTEXT_FIELD',
+    'CREATE_TAG_TYPE',
+    'UPDATE_TAG_TYPE',
+    'DELETE_TAG_TYPE',
+  ],
+  viewer: [],
+};
+
+/** Browsers signed in elsewhere never log in here on a page's behalf (login CSRF). */
+function refuseCrossOrigin(publicOrigin: string) {
+  return async (request: FastifyRequest) => {
+    if (isCrossOrigin(request, publicOrigin)) throw new ApiError('CROSS_ORIGIN');
+  };
+}
+
+/**
+ * Logins with a password, as unleash-server's: `POST /auth/simple/login` opens a session (cookie),
+ * `POST /logout` ends it, `GET /api/admin/user` says who is signed in (behind the admin guard).
+ */
+export function loginRoutes(
+  app: FastifyInstance,
+  db: Database,
+  guard: (request: FastifyRequest) => Promise<void>,
+  options: LoginOptions,
+): void {
+  const { sessions, passwords, failures, publicUrl, sessionMaxAgeMs, loginsPerMinute, now } =
+    options;
+  const typed = app.withTypeProvider<JsonSchemaToTsProvider>();
+  const path = cookiePath(publicUrl);
+  const sameSiteOnly = refuseCrossOrigin(publicUrl.origin);
+
+  typed.post(
+    '/auth/simple/login',
+    {
+      // Guessing passwords from one address is slow; `failures` slows it from many.
+      config: {
+        rateLimit: {
+          max: loginsPerMinute,
+          timeWindow: 60_000,
+          errorResponseBuilder: () => new ApiError('RATE_LIMITED'),
+        },
+      },
+      onRequest: sameSiteOnly,
+      schema: { body: loginSchema, response: { 200: userSchema } },
+    },
+    async function authLogIn(request, reply) {
+      const { username, password } = request.body;
+      // The same answers, in about the same time, for a name nobody has and a wrong password.
+      if (failures.blocked(username)) throw new ApiError('LOGIN_LIMITED');
+      const found = await logIn(db, passwords, username, password);
+      if (!found) {
+        failures.record(username);
+        throw new ApiError('LOGIN_FAILED');
+      }
+      await db.query('UPDATE users SET seen_at = $2, login_attempts = 0 WHERE id = $1', [
+        found.id,
+        now(),
+      ]);
+      const secret = await sessions.create(found.id);
+      const [user] = await getUsers(db, [found.id]);
+      return reply
+        .header('set-cookie', sessionCookie(request, secret, sessionMaxAgeMs, path))
+        .header('cache-control', 'no-store')
+        .send(user ?? found);
+    },
+  );
+
+  typed.post('/logout', { onRequest: sameSiteOnly }, async function authLogOut(request, reply) {
+    const secret = readSessionCookie(request);
+    // As unleash-server: every session of the user ends, not just this browser's.
+    if (secret !== undefined) await sessions.endAllOf(secret);
+    return reply
+      .header('set-cookie', sessionCookie(request, '', 0, path))
+      .header('clear-site-data', '"cookies", "storage"')
+      .redirect(`${path === '/' ? '' : path}/signed-out`, 302);
+  });
+
+  typed.get(
+    '/api/admin/user',
+    { onRequest: guard, schema: { response: { 200: meSchema } } },
+    async function adminGetCurrentUser(request, reply) {
+      const actor = request.actor!;
+      const [user] = actor.userId === undefined ? [] : await getUsers(db, [actor.userId]);
+      void reply.header('cache-control', 'no-store');
+      return {
+        // A token has no user row: its name stands in, as unleash-server's API user.
+        user: user ?? { id: 0, name: actor.name, username: actor.name, email: '', isAPI: true },
+        permissions: PERMISSIONS_OF[actor.role].map((permission) => ({ permission })),
+        feedback: [],
+        splash: {},
+      };
+    },
+  );
+}
