@@ -106,6 +106,41 @@ for (const backend of backends) {
       assert.equal(event?.created_by, 'editor');
     });
 
+    it('gives a user who signs up by a link the link’s role, and names its creator', async () => {
+      const created = await app.inject({
+        method: 'POST',
+        url: '/api/admin/invite-link/tokens',
+        headers: { ...credentials.get('Admin')!, origin: 'http://localhost:4242' },
+        payload: { name: 'editors', role: 'Editor', expiresAt: '2099-01-01T00:00:00Z' },
+      });
+      assert.equal(created.statusCode, 201, created.body);
+      assert.equal(created.json().createdBy, 'admin');
+      const secret = created.json().secret as string;
+      const signup = await app.inject({
+        method: 'POST',
+        url: `/invite/${secret}/signup`,
+        payload: {
+          name: 'Linus',
+          email: 'linus@example.com',
+          username: 'linus',
+          password: 'linus password',
+        },
+      });
+      assert.equal(signup.statusCode, 201, signup.body);
+      const login = await app.inject({
+        method: 'POST',
+        url: '/auth/simple/login',
+        payload: { username: 'linus@example.com', password: 'linus password' },
+      });
+      assert.equal(login.statusCode, 200, login.body);
+      const cookie = String(login.headers['set-cookie']).split(';')[0]!;
+      const answers = [];
+      for (const route of [ROUTES.read(), ROUTES.edit(3000), ROUTES.admin(3000)]) {
+        answers.push((await app.inject({ ...route, headers: { cookie } })).statusCode);
+      }
+      assert.deepEqual(answers, MATRIX.Editor);
+    });
+
     it('names the role in a refusal', async () => {
       const response = await app.inject({
         ...ROUTES.admin(2000),

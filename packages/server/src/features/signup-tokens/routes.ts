@@ -9,6 +9,7 @@ import {
   userSchema,
 } from '@flags/schemas';
 import type { FastifyInstance, FastifyRequest } from 'fastify';
+import { actorOf } from '../../auth/actor.js';
 import type { Database } from '../../db/database.js';
 import { ApiError } from '../../errors.js';
 import type { PasswordHasher } from '../users/password.js';
@@ -151,7 +152,8 @@ export function signupTokenRoutes(
         name,
         expiresAt: requested > cap ? cap : requested,
         createdAt: at,
-        createdBy: request.apiToken?.tokenName ?? null,
+        // The admin token's name, or the signed-in user's.
+        createdBy: actorOf(request).name,
         roleId: role.id,
         allowAdmin,
       });
