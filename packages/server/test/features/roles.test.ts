@@ -159,7 +159,7 @@ for (const backend of backends) {
 
       it('are refused by Origin or Sec-Fetch-Site', async () => {
         const cookie = credentials.get('Admin')!;
-        for (const extra of [
+        for (const extra of <Record<string, string>[]>[
           { origin: 'https://evil.example' },
           { origin: 'null' },
           { 'sec-fetch-site': 'cross-site' },
@@ -173,7 +173,7 @@ for (const backend of backends) {
 
       it('are allowed from the server’s own origin (PUBLIC_URL or the request’s host)', async () => {
         const cookie = credentials.get('Admin')!;
-        for (const extra of [
+        for (const extra of <Record<string, string>[]>[
           { origin: 'http://localhost:4242', 'sec-fetch-site': 'same-origin' },
           { origin: 'http://flags.internal:8080', host: 'flags.internal:8080' },
           {},
