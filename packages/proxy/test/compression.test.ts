@@ -61,7 +61,10 @@ async function injected(
     },
     payload: body,
   });
-  return { status: response.statusCode, headers: response.headers, body: response.rawPayload };
+  const answered: Raw['headers'] = {};
+  for (const [name, value] of Object.entries(response.headers))
+    answered[name] = typeof value === 'number' ? String(value) : value;
+  return { status: response.statusCode, headers: answered, body: response.rawPayload };
 }
 
 /** The bytes an answer encodes, decoded with zlib by its `Content-Encoding`. */
@@ -266,7 +269,7 @@ describe('compression', () => {
       for (const { path, body } of evaluationRequests(`levels-${encoding}`)) {
         const what = `${body === undefined ? 'GET' : 'POST'} ${path} (${encoding})`;
         const headers = { 'accept-encoding': encoding };
-        const answeredBefore = front.answered;
+        const answeredBefore: number = front.answered;
         // 1: rendered by the front; 2: rendered by the routes (and kept); 3, 4: kept.
         const first = await raw(on.base, path, headers, body);
         const second = await injected(on, path, headers, body);
