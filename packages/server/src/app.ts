@@ -39,6 +39,7 @@ import { contextFieldRoutes } from './features/context-fields/routes.js';
 import { edgeValidateRoutes } from './features/edge/routes.js';
 import { environmentRoutes } from './features/environments/routes.js';
 import { eventRoutes } from './features/events/routes.js';
+import { featureTypeRoutes } from './features/feature-types/routes.js';
 import { singleFlagRoutes } from './features/flags/routes.js';
 import { FrontendStates } from './features/frontend-api/frontend-states.js';
 import { frontendApiRoutes } from './features/frontend-api/routes.js';
@@ -51,10 +52,13 @@ import { DefinedVariantsLookup } from './features/metrics/defined-variants.js';
 import { clientDataRetention } from './features/metrics/retention-job.js';
 import { clientMetricsRoutes } from './features/metrics/routes.js';
 import { UsageBuffer } from './features/metrics/usage-buffer.js';
+import { personalAccessTokens } from './features/personal-access-tokens/pat-store.js';
+import { personalAccessTokenRoutes } from './features/personal-access-tokens/routes.js';
 import { projectRoutes } from './features/projects/routes.js';
 import { segmentRoutes } from './features/segments/routes.js';
 import { signupTokenRoutes } from './features/signup-tokens/routes.js';
 import { strategyRoutes } from './features/strategies/routes.js';
+import { tagAdminRoutes } from './features/tags/routes.js';
 import { PasswordHasher } from './features/users/password.js';
 import { userRoutes } from './features/users/routes.js';
 import { noSniff } from './no-sniff.js';
@@ -188,7 +192,12 @@ export async function buildApp(config: ServerConfig, deps: AppDeps): Promise<Fas
     { maxAgeMs: config.sessionMaxAgeMs, idleTimeoutMs: config.sessionIdleTimeoutMs },
     now,
   );
-  const adminOnly = adminGuard({ tokens, sessions, publicOrigin: config.publicUrl.origin });
+  const adminOnly = adminGuard({
+    tokens,
+    sessions,
+    personalTokens: personalAccessTokens(db, now),
+    publicOrigin: config.publicUrl.origin,
+  });
   const clientOnly = guards.client;
 
   clientFeaturesRoutes(app, clientFeatures, clientOnly, {
@@ -225,7 +234,10 @@ export async function buildApp(config: ServerConfig, deps: AppDeps): Promise<Fas
   environmentRoutes(app, db, revisions, adminOnly);
   segmentRoutes(app, db, revisions, adminOnly);
   strategyRoutes(app, db, adminOnly);
-  contextFieldRoutes(app, db, adminOnly);
+  contextFieldRoutes(app, db, revisions, adminOnly);
+  tagAdminRoutes(app, db, revisions, adminOnly);
+  featureTypeRoutes(app, db, revisions, adminOnly);
+  personalAccessTokenRoutes(app, db, adminOnly, now);
   singleFlagRoutes(app, { db, revisions }, adminOnly);
   eventRoutes(app, db, adminOnly);
   const passwords = deps.passwords ?? new PasswordHasher();

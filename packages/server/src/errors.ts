@@ -51,6 +51,11 @@ export const errorCatalogue = {
     message:
       'A request signed in by cookie that comes from another site is refused; use the server’s own pages, or an API token.',
   },
+  PATS_NEED_USER: {
+    status: 403,
+    name: 'ForbiddenError',
+    message: 'PATs require an authenticated user: sign in, or use a personal access token.',
+  },
   NOT_FOUND: {
     status: 404,
     name: 'NotFoundError',
@@ -71,6 +76,16 @@ export const errorCatalogue = {
     status: 409,
     name: 'ConflictError',
     message: 'Other features depend on this feature.',
+  },
+  IN_USE: {
+    status: 409,
+    name: 'ConflictError',
+    message: 'This is still in use; remove its uses first.',
+  },
+  PAT_LIMIT: {
+    status: 403,
+    name: 'OperationDeniedError',
+    message: 'This user has as many personal access tokens as allowed (10); delete one first.',
   },
   PRECONDITION_FAILED: {
     status: 412,

@@ -216,10 +216,12 @@ for (const backend of backends) {
       );
       assert.deepEqual(strategies.at(-1), {
         name: 'custom',
+        displayName: null,
         title: null,
         description: null,
         parameters,
         editable: true,
+        deprecated: false,
       });
 
       const before = await dump(db);

@@ -7,9 +7,12 @@ import {
   apiTokensSchema,
 } from '@flags/schemas';
 import type { FastifyInstance } from 'fastify';
+import { actorOf } from '../../auth/actor.js';
 import type { TokenGuard } from '../../auth/token-guard.js';
 import type { Database } from '../../db/database.js';
 import { ApiError } from '../../errors.js';
+import { recordEvent } from '../events/event-store.js';
+import { EVENT_TYPES } from '../events/event-types.js';
 import { type ApiToken, newSecret, type TokenStore, type TokenType } from './token-store.js';
 
 /**
@@ -122,6 +125,41 @@ export function apiTokenRoutes(
       store.changed();
       if (!token) throw new ApiError('INTERNAL');
       return reply.status(201).header('location', 'api-tokens').send(tokenJson(token, secret));
+    },
+  );
+
+  typed.put(
+    '/api/admin/api-tokens/:token',
+    {
+      schema: {
+        params: { type: 'object', required: ['token'], properties: { token: { type: 'string' } } },
+        body: {
+          type: 'object',
+          required: ['expiresAt'],
+          properties: { expiresAt: { type: 'string', format: 'date-time' } },
+        },
+      },
+      onRequest: guard,
+    },
+    async function adminSetTokenExpiry(request, reply) {
+      const expiresAt = new Date(request.body.expiresAt);
+      if (Number.isNaN(expiresAt.getTime())) {
+        throw new ApiError('BAD_DATA', 'expiresAt is not a date the server can store.');
+      }
+      const by = actorOf(request);
+      await db.transaction(async (tx) => {
+        const changed = await store.setExpiry(request.params.token, expiresAt, tx);
+        if (!changed) throw new ApiError('NOT_FOUND', 'There is no such API token.');
+        await recordEvent(tx, {
+          type: EVENT_TYPES.apiTokenUpdated,
+          by,
+          environment: changed.after.environment,
+          data: tokenJson(changed.after),
+          preData: tokenJson(changed.before),
+        });
+      });
+      store.changed();
+      return reply.status(200).send();
     },
   );
 

@@ -203,6 +203,32 @@ export class TokenStore {
     this.revisions.invalidate();
   }
 
+  /**
+   * Sets the expiry of the token named by `key` (its secret or its id); the token before and
+   * after, or `undefined` when there is none.
+   */
+  async setExpiry(
+    key: string,
+    expiresAt: Date,
+    tx: Queryable,
+  ): Promise<{ before: ApiToken; after: ApiToken } | undefined> {
+    const id = idFromKey(key) ?? null;
+    const [found] = await tx.query<TokenRow>(
+      `SELECT ${COLUMNS} FROM api_tokens
+        WHERE secret_hash = $1
+           OR (id = $2 AND NOT EXISTS (SELECT 1 FROM api_tokens WHERE secret_hash = $1))
+        FOR UPDATE`,
+      [hashSecret(key), id],
+    );
+    if (!found) return undefined;
+    const [updated] = await tx.query<TokenRow>(
+      `UPDATE api_tokens SET expires_at = $2 WHERE id = $1 RETURNING ${COLUMNS}`,
+      [found.id, expiresAt],
+    );
+    await bumpTokenRevision(tx);
+    return { before: toToken(found), after: toToken(updated!) };
+  }
+
   changed(): void {
     this.revisions.invalidate();
   }

@@ -1,14 +1,266 @@
+import type { JsonSchemaToTsProvider } from '@fastify/type-provider-json-schema-to-ts';
 import type { FastifyInstance, FastifyRequest } from 'fastify';
-import type { Database } from '../../db/database.js';
-import { listContextFields } from './context-field-store.js';
+import { type Actor, actorOf } from '../../auth/actor.js';
+import type { Database, Queryable } from '../../db/database.js';
+import { ApiError } from '../../errors.js';
+import type { RevisionTracker } from '../../revision.js';
+import { idSchema, writeConfig } from '../config-write.js';
+import { recordEvent } from '../events/event-store.js';
+import { EVENT_TYPES } from '../events/event-types.js';
+import { refuseWhileUsed } from '../in-use.js';
+import {
+  type ContextField,
+  findContextField,
+  insertContextField,
+  type LegalValue,
+  listContextFields,
+  segmentsUsingContextField,
+  strategiesUsingContextField,
+  updateContextField,
+} from './context-field-store.js';
 
-/** Context fields, as imports create them (with their legal values). */
+const EDIT = { permission: 'edit' } as const;
+
+const legalValueSchema = {
+  type: 'object',
+  required: ['value'],
+  additionalProperties: false,
+  properties: {
+    value: { type: 'string', minLength: 1, maxLength: 100 },
+    description: { type: 'string', maxLength: 1000 },
+  },
+} as const;
+
+const fieldBody = {
+  type: 'object',
+  required: ['name'],
+  properties: {
+    name: idSchema,
+    description: { type: 'string', maxLength: 1000 },
+    stickiness: { type: 'boolean' },
+    sortOrder: { type: 'integer', minimum: -2_147_483_648, maximum: 2_147_483_647 },
+    legalValues: { type: 'array', maxItems: 10_000, items: legalValueSchema },
+  },
+} as const;
+
+const nameParams = {
+  type: 'object',
+  required: ['name'],
+  properties: { name: { type: 'string' } },
+} as const;
+
+const notFound = (name: string) =>
+  new ApiError('NOT_FOUND', `Could not find context field with name ${name}.`);
+
+/** Legal values with one entry per value (the last given wins), in the order given. */
+function distinctValues(values: readonly LegalValue[]): LegalValue[] {
+  const byValue = new Map<string, LegalValue>();
+  for (const legal of values) {
+    byValue.set(legal.value, {
+      value: legal.value,
+      ...(legal.description === undefined ? {} : { description: legal.description }),
+    });
+  }
+  return [...byValue.values()];
+}
+
+/**
+ * Context fields and their legal values. SDKs are not served context fields, so writes diff no
+ * flag; a field that a strategy's or a segment's constraint names is not deleted (409).
+ */
 export function contextFieldRoutes(
   app: FastifyInstance,
   db: Database,
+  revisions: RevisionTracker,
   guard: (request: FastifyRequest) => Promise<void>,
 ): void {
-  app.get('/api/admin/context', { onRequest: guard }, async function adminListContextFields() {
+  const typed = app.withTypeProvider<JsonSchemaToTsProvider>();
+
+  /** Reads the field, lets `change` give its new state, writes it and records the update. */
+  const changeField = (
+    actor: Actor,
+    name: string,
+    change: (before: ContextField) => ContextField,
+  ) =>
+    writeConfig(db, revisions, async (tx, scope) => {
+      scope.flags();
+      const before = await lockedField(tx, name);
+      const after = change(before);
+      await updateContextField(tx, after);
+      await recordEvent(tx, {
+        type: EVENT_TYPES.contextFieldUpdated,
+        by: actor,
+        data: after,
+        preData: before,
+      });
+    });
+
+  typed.get('/api/admin/context', { onRequest: guard }, async function adminListContextFields() {
     return listContextFields(db);
   });
+
+  typed.get(
+    '/api/admin/context/:name',
+    { schema: { params: nameParams }, onRequest: guard },
+    async function adminReadContextField(request) {
+      const field = await findContextField(db, request.params.name);
+      if (!field) throw new ApiError('NOT_FOUND', 'Could not find context field.');
+      return field;
+    },
+  );
+
+  typed.get(
+    '/api/admin/context/:name/strategies',
+    { schema: { params: nameParams }, onRequest: guard },
+    async function adminContextFieldStrategies(request) {
+      const { name } = request.params;
+      if (!(await findContextField(db, name))) throw notFound(name);
+      return { strategies: await strategiesUsingContextField(db, name) };
+    },
+  );
+
+  typed.post(
+    '/api/admin/context/validate',
+    {
+      schema: { body: { ...fieldBody, additionalProperties: true } },
+      onRequest: guard,
+      config: EDIT,
+    },
+    async function adminValidateContextField(request, reply) {
+      if (await findContextField(db, request.body.name)) {
+        throw new ApiError('NAME_EXISTS', 'A context field with that name already exists.');
+      }
+      return reply.status(200).send();
+    },
+  );
+
+  typed.post(
+    '/api/admin/context',
+    { schema: { body: fieldBody }, onRequest: guard, config: EDIT },
+    async function adminCreateContextField(request, reply) {
+      const body = request.body;
+      const field: ContextField = {
+        name: body.name,
+        description: body.description ?? null,
+        stickiness: body.stickiness ?? false,
+        sortOrder: body.sortOrder ?? 0,
+        legalValues: distinctValues(body.legalValues ?? []),
+      };
+      const actor = actorOf(request);
+      await writeConfig(db, revisions, async (tx, scope) => {
+        scope.flags();
+        if (await findContextField(tx, field.name)) {
+          throw new ApiError('NAME_EXISTS', 'A context field with that name already exists.');
+        }
+        await insertContextField(tx, field);
+        await recordEvent(tx, { type: EVENT_TYPES.contextFieldCreated, by: actor, data: field });
+      });
+      return reply.status(201).send(field);
+    },
+  );
+
+  typed.put(
+    '/api/admin/context/:name',
+    {
+      schema: { params: nameParams, body: { ...fieldBody, required: [] } },
+      onRequest: guard,
+      config: EDIT,
+    },
+    async function adminUpdateContextField(request, reply) {
+      const { name } = request.params;
+      const body = request.body;
+      if (body.name !== undefined && body.name !== name) {
+        throw new ApiError(
+          'BAD_DATA',
+          'A context field cannot be renamed: the body names another.',
+        );
+      }
+      // As unleash-server: what the body leaves out keeps its value, but for stickiness and
+      // legal values, which a PUT sets (to false and none).
+      await changeField(actorOf(request), name, (before) => ({
+        name,
+        description: body.description ?? before.description,
+        stickiness: body.stickiness ?? false,
+        sortOrder: body.sortOrder ?? before.sortOrder,
+        legalValues: distinctValues(body.legalValues ?? []),
+      }));
+      return reply.status(200).send();
+    },
+  );
+
+  typed.post(
+    '/api/admin/context/:name/legal-values',
+    { schema: { params: nameParams, body: legalValueSchema }, onRequest: guard, config: EDIT },
+    async function adminSetLegalValue(request, reply) {
+      const legal = request.body;
+      await changeField(actorOf(request), request.params.name, (before) => ({
+        ...before,
+        legalValues: distinctValues([...before.legalValues, legal]),
+      }));
+      return reply.status(200).send();
+    },
+  );
+
+  typed.delete(
+    '/api/admin/context/:name/legal-values/:value',
+    {
+      schema: {
+        params: {
+          type: 'object',
+          required: ['name', 'value'],
+          properties: { name: { type: 'string' }, value: { type: 'string' } },
+        },
+      },
+      onRequest: guard,
+      config: EDIT,
+    },
+    async function adminDeleteLegalValue(request, reply) {
+      const { value } = request.params;
+      await changeField(actorOf(request), request.params.name, (before) => ({
+        ...before,
+        legalValues: before.legalValues.filter((legal) => legal.value !== value),
+      }));
+      return reply.status(200).send();
+    },
+  );
+
+  typed.delete(
+    '/api/admin/context/:name',
+    { schema: { params: nameParams }, onRequest: guard, config: EDIT },
+    async function adminDeleteContextField(request, reply) {
+      const { name } = request.params;
+      const actor = actorOf(request);
+      await writeConfig(db, revisions, async (tx, scope) => {
+        scope.flags();
+        const before = await lockedField(tx, name);
+        const strategies = await strategiesUsingContextField(tx, name);
+        const segments = await segmentsUsingContextField(tx, name);
+        refuseWhileUsed(
+          `Context field "${name}"`,
+          [
+            ...strategies.map(
+              (s) =>
+                `strategy ${s.id} (${s.strategyName}) of flag "${s.featureName}" in ${s.environment}`,
+            ),
+            ...segments.map((segment) => `segment "${segment.name}" (id ${segment.id})`),
+          ],
+          'Remove the constraints on it first.',
+        );
+        await tx.query('DELETE FROM context_fields WHERE name = $1', [name]);
+        await recordEvent(tx, {
+          type: EVENT_TYPES.contextFieldDeleted,
+          by: actor,
+          preData: before,
+        });
+      });
+      return reply.status(200).send();
+    },
+  );
+}
+
+async function lockedField(tx: Queryable, name: string): Promise<ContextField> {
+  await tx.query('SELECT 1 FROM context_fields WHERE name = $1 FOR UPDATE', [name]);
+  const field = await findContextField(tx, name);
+  if (!field) throw notFound(name);
+  return field;
 }

@@ -32,3 +32,46 @@ export async function insertEnvironment(
     [environment.name],
   );
 }
+
+export async function findEnvironment(
+  db: Queryable,
+  name: string,
+): Promise<Environment | undefined> {
+  const rows = await db.query<Environment>(
+    'SELECT name, type, sort_order AS "sortOrder", enabled FROM environments WHERE name = $1',
+    [name],
+  );
+  return rows[0];
+}
+
+/**
+ * The flags (active or archived) that an environment still holds something of: enabled there,
+ * or with strategies there; of one project when `project` is given.
+ */
+export async function flagsUsingEnvironment(
+  db: Queryable,
+  environment: string,
+  project?: string,
+): Promise<{ name: string; project: string }[]> {
+  return db.query(
+    `SELECT f.name, f.project FROM features f
+      WHERE ($2::text IS NULL OR f.project = $2)
+        AND (EXISTS (SELECT 1 FROM feature_environments fe
+                      WHERE fe.feature_name = f.name AND fe.environment = $1 AND fe.enabled)
+             OR EXISTS (SELECT 1 FROM feature_strategies fs
+                         WHERE fs.feature_name = f.name AND fs.environment = $1))
+      ORDER BY f.name`,
+    [environment, project ?? null],
+  );
+}
+
+/** The API tokens scoped to the environment. */
+export async function tokensOfEnvironment(
+  db: Queryable,
+  environment: string,
+): Promise<{ id: number; tokenName: string }[]> {
+  return db.query(
+    `SELECT id, token_name AS "tokenName" FROM api_tokens WHERE environment = $1 ORDER BY id`,
+    [environment],
+  );
+}

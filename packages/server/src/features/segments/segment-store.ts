@@ -10,10 +10,15 @@ export interface Segment {
   constraints: Constraint[];
 }
 
+const COLUMNS = 'id, name, description, project, constraints';
+
 export async function listSegments(db: Queryable): Promise<Segment[]> {
-  return db.query<Segment>(
-    'SELECT id, name, description, project, constraints FROM segments ORDER BY id',
-  );
+  return db.query<Segment>(`SELECT ${COLUMNS} FROM segments ORDER BY id`);
+}
+
+export async function findSegment(db: Queryable, id: number): Promise<Segment | undefined> {
+  const rows = await db.query<Segment>(`SELECT ${COLUMNS} FROM segments WHERE id = $1`, [id]);
+  return rows[0];
 }
 
 /** Inserts the segment; its id comes back. */
@@ -24,4 +29,42 @@ export async function insertSegment(tx: Queryable, segment: Omit<Segment, 'id'>)
     [segment.name, segment.description, segment.project, JSON.stringify(segment.constraints)],
   );
   return row!.id;
+}
+
+export async function updateSegment(tx: Queryable, segment: Segment): Promise<void> {
+  await tx.query(
+    `UPDATE segments SET name = $2, description = $3, project = $4, constraints = $5::jsonb
+      WHERE id = $1`,
+    [
+      segment.id,
+      segment.name,
+      segment.description,
+      segment.project,
+      JSON.stringify(segment.constraints),
+    ],
+  );
+}
+
+/** A strategy that uses a segment, as `GET /api/admin/segments/:id/strategies` lists it. */
+export interface SegmentStrategy {
+  id: string;
+  projectId: string;
+  featureName: string;
+  strategyName: string;
+  environment: string;
+}
+
+/** The strategies (of active and archived flags) that use the segment. */
+export async function strategiesUsingSegment(
+  db: Queryable,
+  id: number,
+): Promise<SegmentStrategy[]> {
+  return db.query<SegmentStrategy>(
+    `SELECT fs.id, f.project AS "projectId", fs.feature_name AS "featureName",
+            fs.strategy_name AS "strategyName", fs.environment
+       FROM feature_strategies fs JOIN features f ON f.name = fs.feature_name
+      WHERE fs.segments @> jsonb_build_array($1::int)
+      ORDER BY fs.feature_name, fs.environment, fs.sort_order, fs.id`,
+    [id],
+  );
 }
