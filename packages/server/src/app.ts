@@ -59,6 +59,8 @@ import { segmentRoutes } from './features/segments/routes.js';
 import { signupTokenRoutes } from './features/signup-tokens/routes.js';
 import { strategyRoutes } from './features/strategies/routes.js';
 import { tagAdminRoutes } from './features/tags/routes.js';
+import { adminStreamRoutes } from './features/ui/admin-stream.js';
+import { uiRoutes } from './features/ui/routes.js';
 import { PasswordHasher } from './features/users/password.js';
 import { userRoutes } from './features/users/routes.js';
 import { noSniff } from './no-sniff.js';
@@ -83,6 +85,8 @@ export interface AppDeps {
   now?: () => Date;
   /** Password hashing and its concurrency bound. Default: a new `PasswordHasher`. */
   passwords?: PasswordHasher;
+  /** The web UI's bundle (`npm run build`). Default: `dist/ui` of this package. */
+  uiDir?: string;
 }
 
 /** The logger options of `main`: JSON lines or pino-pretty; tokens never logged. */
@@ -290,6 +294,12 @@ export async function buildApp(config: ServerConfig, deps: AppDeps): Promise<Fas
   });
   await insightsRoutes(app, db, adminOnly, { now });
   dashboardRoutes(app);
+  adminStreamRoutes(app, changeFeed, adminOnly, {
+    maxStreams: config.streamingMaxConnections,
+    maxStreamsPerAddress: config.streamingMaxConnectionsPerAddress,
+    keepAliveMs: config.streamingKeepAliveMs,
+  });
+  uiRoutes(app, deps.uiDir);
 
   await app.ready();
   return app;

@@ -1,0 +1,52 @@
+/** The admin API, as this page's signed-in person: same-origin fetch with the session cookie. */
+
+/** An answer other than 2xx, with the server's error message (DESIGN.md's error shape). */
+export class ApiFailure extends Error {
+  constructor(
+    readonly status: number,
+    message: string,
+  ) {
+    super(message);
+  }
+}
+
+export async function api<T = unknown>(method: string, path: string, body?: unknown): Promise<T> {
+  const response = await fetch(path, {
+    method,
+    credentials: 'same-origin',
+    headers: body === undefined ? {} : { 'content-type': 'application/json' },
+    ...(body === undefined ? {} : { body: JSON.stringify(body) }),
+  });
+  const text = await response.text();
+  if (!response.ok) {
+    let message = `${method} ${path}: ${response.status}`;
+    try {
+      const error = JSON.parse(text) as { message?: string; details?: { message?: string }[] };
+      message = error.details?.[0]?.message ?? error.message ?? message;
+    } catch {
+      // Not JSON: the status says enough.
+    }
+    throw new ApiFailure(response.status, message);
+  }
+  return (text ? JSON.parse(text) : undefined) as T;
+}
+
+export const get = <T>(path: string) => api<T>('GET', path);
+
+/** A query string from the set values of `params` (arrays repeat the key). */
+export function query(params: Record<string, string | number | undefined>): string {
+  const search = new URLSearchParams();
+  for (const [key, value] of Object.entries(params)) {
+    if (value !== undefined && value !== '') search.append(key, String(value));
+  }
+  const text = search.toString();
+  return text ? `?${text}` : '';
+}
+
+export const enc = encodeURIComponent;
+
+export const flagPath = (project: string, feature: string) =>
+  `/api/admin/projects/${enc(project)}/features/${enc(feature)}`;
+
+export const envPath = (project: string, feature: string, environment: string) =>
+  `${flagPath(project, feature)}/environments/${enc(environment)}`;

@@ -1,0 +1,188 @@
+import { render } from 'preact';
+import { useCallback, useEffect, useMemo, useState } from 'preact/hooks';
+import { api, get } from './api.js';
+import {
+  html,
+  type Live,
+  LiveContext,
+  messageOf,
+  Notice,
+  type Session,
+  SessionContext,
+} from './kit.js';
+import { ContextFieldsPage } from './pages/context-fields.js';
+import { EventLogPage } from './pages/event-log.js';
+import { FlagListPage } from './pages/flag-list.js';
+import { FlagPage } from './pages/flag-page.js';
+import { SegmentsPage } from './pages/segments.js';
+import type { Me } from './types.js';
+
+function sessionOf(me: Me): Session {
+  const permissions = new Set(me.permissions.map((entry) => entry.permission));
+  const role = permissions.has('ADMIN')
+    ? 'admin'
+    : permissions.has('UPDATE_FEATURE')
+      ? 'editor'
+      : 'viewer';
+  return {
+    name: me.user.name || me.user.username || me.user.email || 'signed in',
+    role,
+    canEdit: role !== 'viewer',
+  };
+}
+
+/** One EventSource for the page; listeners come and go with the pages. */
+function useLive(enabled: boolean): Live {
+  const listeners = useMemo(() => new Set<(features: readonly string[]) => void>(), []);
+  useEffect(() => {
+    if (!enabled) return;
+    const source = new EventSource('/api/admin/events/stream');
+    source.addEventListener('changed', (event) => {
+      const { features } = JSON.parse((event as MessageEvent<string>).data) as {
+        features: string[];
+      };
+      for (const listener of listeners) listener(features);
+    });
+    return () => source.close();
+  }, [enabled, listeners]);
+  return useMemo(
+    () => ({
+      subscribe(listener) {
+        listeners.add(listener);
+        return () => listeners.delete(listener);
+      },
+    }),
+    [listeners],
+  );
+}
+
+function usePath(): [string, (to: string) => void] {
+  const [path, setPath] = useState(location.pathname + location.search);
+  const navigate = useCallback((to: string) => {
+    history.pushState(null, '', to);
+    setPath(to);
+    window.scrollTo(0, 0);
+  }, []);
+  useEffect(() => {
+    const onPop = () => setPath(location.pathname + location.search);
+    // Same-origin links move within the page instead of reloading it.
+    const onClick = (event: MouseEvent) => {
+      if (event.defaultPrevented || event.button !== 0) return;
+      if (event.metaKey || event.ctrlKey || event.shiftKey || event.altKey) return;
+      const link = (event.target as Element).closest?.('a[href]') as HTMLAnchorElement | null;
+      if (!link || link.origin !== location.origin || link.dataset.external !== undefined) return;
+      event.preventDefault();
+      navigate(link.pathname + link.search);
+    };
+    window.addEventListener('popstate', onPop);
+    document.addEventListener('click', onClick);
+    return () => {
+      window.removeEventListener('popstate', onPop);
+      document.removeEventListener('click', onClick);
+    };
+  }, [navigate]);
+  return [path, navigate];
+}
+
+function LoginPage(props: { onLoggedIn: () => void; signedOut: boolean }) {
+  const [error, setError] = useState<string>();
+  const [busy, setBusy] = useState(false);
+  const submit = async (event: Event) => {
+    event.preventDefault();
+    const form = new FormData(event.currentTarget as HTMLFormElement);
+    setBusy(true);
+    setError(undefined);
+    try {
+      await api('POST', '/auth/simple/login', {
+        username: String(form.get('username') ?? ''),
+        password: String(form.get('password') ?? ''),
+      });
+      props.onLoggedIn();
+    } catch (failure) {
+      setError(messageOf(failure));
+    } finally {
+      setBusy(false);
+    }
+  };
+  return html`<main class="login">
+    <form class="card" onSubmit=${submit} aria-labelledby="login-title">
+      <h1 id="login-title">flags</h1>
+      ${props.signedOut ? html`<p class="notice" role="status">You are signed out.</p>` : null}
+      <label>User name <input name="username" autocomplete="username" required autofocus /></label>
+      <label>Password <input name="password" type="password" autocomplete="current-password" required /></label>
+      <${Notice} error=${error} />
+      <button type="submit" disabled=${busy}>Log in</button>
+    </form>
+  </main>`;
+}
+
+function Layout(props: { session: Session; path: string; children: unknown }) {
+  const section = props.path.split(/[/?]/)[1] ?? '';
+  const link = (href: string, label: string, current: boolean) =>
+    html`<a href=${href} aria-current=${current ? 'page' : undefined}>${label}</a>`;
+  return html`<header class="top">
+      <a class="brand" href="/">flags</a>
+      <nav aria-label="Main">
+        ${link('/', 'Flags', section === '' || section === 'flags')}
+        ${link('/archive', 'Archive', section === 'archive')}
+        ${link('/segments', 'Segments', section === 'segments')}
+        ${link('/context-fields', 'Context fields', section === 'context-fields')}
+        ${link('/events', 'Event log', section === 'events')}
+        <a href="/insights" data-external>Insights</a>
+      </nav>
+      <form class="who" method="post" action="/logout">
+        <span>${props.session.name} <span class="role">${props.session.role}</span></span>
+        <button type="submit" class="secondary">Log out</button>
+      </form>
+    </header>
+    <main>${props.children}</main>`;
+}
+
+function Router(props: { path: string; navigate: (to: string) => void }) {
+  const url = new URL(props.path, location.origin);
+  const parts = url.pathname.split('/').filter(Boolean).map(decodeURIComponent);
+  if (parts[0] === 'flags' && parts.length === 3) {
+    return html`<${FlagPage} key=${parts[2]} project=${parts[1]} feature=${parts[2]}
+      navigate=${props.navigate} />`;
+  }
+  if (parts[0] === 'archive') return html`<${FlagListPage} archived=${true} />`;
+  if (parts[0] === 'segments') return html`<${SegmentsPage} />`;
+  if (parts[0] === 'context-fields') return html`<${ContextFieldsPage} />`;
+  if (parts[0] === 'events') return html`<${EventLogPage} />`;
+  return html`<${FlagListPage} archived=${false} navigate=${props.navigate} />`;
+}
+
+function App() {
+  const [path, navigate] = usePath();
+  const [session, setSession] = useState<Session | null | undefined>(undefined);
+  const [error, setError] = useState<string>();
+  const load = useCallback(() => {
+    get<Me>('/api/admin/user').then(
+      (me) => setSession(sessionOf(me)),
+      (failure: unknown) => {
+        if ((failure as { status?: number }).status === 401) setSession(null);
+        else setError(messageOf(failure));
+      },
+    );
+  }, []);
+  useEffect(load, [load]);
+  const live = useLive(Boolean(session));
+  if (error) return html`<main><${Notice} error=${error} /></main>`;
+  if (session === undefined) return html`<main><p role="status">Loading…</p></main>`;
+  if (session === null) {
+    return html`<${LoginPage} signedOut=${path.startsWith('/signed-out')}
+      onLoggedIn=${() => {
+        if (path.startsWith('/signed-out')) navigate('/');
+        load();
+      }} />`;
+  }
+  return html`<${SessionContext.Provider} value=${session}>
+    <${LiveContext.Provider} value=${live}>
+      <${Layout} session=${session} path=${path}>
+        <${Router} path=${path.startsWith('/signed-out') ? '/' : path} navigate=${navigate} />
+      <//>
+    <//>
+  <//>`;
+}
+
+render(html`<${App} />`, document.getElementById('app')!);
