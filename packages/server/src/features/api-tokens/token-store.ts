@@ -68,6 +68,9 @@ const toToken = (row: TokenRow): ApiToken =>
     source: row.source,
   });
 
+/** Presented secrets remembered with their token at most (then forgotten all at once). */
+const MAX_REMEMBERED_SECRETS = 10_000;
+
 /**
  * API tokens, kept in memory as a Map keyed by the secret's hash for the per-request lookup, and
  * reloaded whenever the token revision moves (so a token created or deleted by another server
@@ -75,6 +78,12 @@ const toToken = (row: TokenRow): ApiToken =>
  */
 export class TokenStore {
   private byHash = new Map<string, ApiToken>();
+  /**
+   * The secrets that named a token since the last reload: a client polling with its token is
+   * answered without hashing it again (a SHA-256 per request was the lookup's whole cost). Only
+   * matches are kept, so unknown secrets cannot grow it; the database still holds hashes only.
+   */
+  private bySecret = new Map<string, ApiToken>();
   private loadedRevision = -1;
   private loading: Promise<void> | undefined;
 
@@ -113,8 +122,13 @@ export class TokenStore {
   }
 
   private find(secret: string): ApiToken | undefined {
-    const token = this.byHash.get(hashSecret(secret));
-    if (!token) return undefined;
+    let token = this.bySecret.get(secret);
+    if (!token) {
+      token = this.byHash.get(hashSecret(secret));
+      if (!token) return undefined;
+      if (this.bySecret.size >= MAX_REMEMBERED_SECRETS) this.bySecret.clear();
+      this.bySecret.set(secret, token);
+    }
     if (token.expiresAt && token.expiresAt.getTime() <= this.now().getTime()) return undefined;
     return token;
   }
@@ -124,6 +138,7 @@ export class TokenStore {
       try {
         const rows = await this.db.query<TokenRow>(`SELECT ${COLUMNS} FROM api_tokens`);
         this.byHash = new Map(rows.map((row) => [row.secret_hash, toToken(row)]));
+        this.bySecret = new Map();
         this.loadedRevision = revision;
       } finally {
         this.loading = undefined;
