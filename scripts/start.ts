@@ -4,7 +4,8 @@
 import { resolve } from 'node:path';
 import { createProxy } from '@flags/proxy';
 import { buildApp, loadConfig, openDatabase } from '@flags/server';
-import { seedDemo } from './demo/seed.js';
+import { buildUi } from './build-ui.js';
+import { demoUser, seedDemo, seedDemoUser } from './demo/seed.js';
 
 const env = process.env;
 const settings = {
@@ -31,10 +32,13 @@ async function main(): Promise<void> {
     frontendTokens: [settings.frontendToken],
     logLevel: settings.logLevel as never,
   });
+  // The web UI from the sources as they are now (npm start runs from source).
+  await buildUi();
   const db = await openDatabase(serverConfig);
   const server = await buildApp(serverConfig, { db });
   const serverUrl = await server.listen({ port: serverConfig.port, host: serverConfig.host });
   const seeded = await seedDemo(serverUrl, settings.adminToken);
+  await seedDemoUser(serverUrl, settings.adminToken);
 
   const proxy = await createProxy({
     flagsUrl: `${serverUrl}/api`,
@@ -58,6 +62,7 @@ async function main(): Promise<void> {
       `                ${localProxy}/api/frontend   frontend token: ${settings.frontendToken}`,
       `  flags-server  ${serverUrl}/api            admin token: ${settings.adminToken}`,
       `                                                 client token: ${settings.clientToken}`,
+      `  web UI        ${serverUrl}/              user: ${demoUser.username}  password: ${demoUser.password}`,
       `  insights      ${serverUrl}/insights`,
       '',
       `These tokens and the key are for this demo only (data in ${settings.dataDir});`,

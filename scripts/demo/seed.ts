@@ -36,6 +36,22 @@ export async function adminRequest(
   return text ? JSON.parse(text) : undefined;
 }
 
+/** The web UI's demo login: an Admin, created through the admin API like any user. */
+export const demoUser = { username: 'demo', password: 'demo-password-for-this-demo-only' };
+
+/** Creates the demo user unless an earlier start did. */
+export async function seedDemoUser(serverUrl: string, adminToken: string): Promise<void> {
+  const { users } = (await adminRequest(serverUrl, adminToken, 'GET', '/api/admin/user-admin')) as {
+    users: { username?: string | null }[];
+  };
+  if (users.some((user) => user.username === demoUser.username)) return;
+  await adminRequest(serverUrl, adminToken, 'POST', '/api/admin/user-admin', {
+    ...demoUser,
+    name: 'Demo Admin',
+    rootRole: 'Admin',
+  });
+}
+
 /** Creates the demo segment and imports the demo flags, unless an earlier start did. */
 export async function seedDemo(serverUrl: string, adminToken: string): Promise<boolean> {
   const { segments } = (await adminRequest(

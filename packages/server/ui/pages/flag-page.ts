@@ -96,7 +96,7 @@ function StrategyCard(props: {
       ${
         rollout
           ? html`<span>${strategy.parameters.rollout ?? '100'} % of ${strategy.parameters.stickiness ?? 'default'}
-              (group ${strategy.parameters.groupId})</span>`
+              ${' '}(group ${strategy.parameters.groupId})</span>`
           : html`<span class="muted">${Object.entries(strategy.parameters)
               .map(([key, value]) => `${key}: ${value}`)
               .join(', ')}</span>`
