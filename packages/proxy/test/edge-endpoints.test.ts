@@ -103,6 +103,7 @@ interface Started {
     token?: string,
     body?: string,
     type?: string,
+    // biome-ignore lint/suspicious/noExplicitAny: answers are read field by field, as JSON
   ): Promise<{ status: number; text: string; json: () => any }>;
   close(): Promise<void>;
 }

@@ -1,9 +1,16 @@
 import type { FastifyInstance } from 'fastify';
 
-// Declared where the interface lives (see signup-tokens/routes.ts on NodeNext resolution).
+// Declared where the interface lives (see signup-tokens/routes.ts on NodeNext resolution), and in
+// `fastify` too: a plugin that augments its re-export (@fastify/swagger) hides the first from
+// programs that load that plugin.
 declare module 'fastify/types/context.js' {
   interface FastifyContextConfig {
     /** An action POST (`/on`, `/off`, revive) that takes no body: an empty JSON body is none. */
+    acceptsEmptyBody?: boolean;
+  }
+}
+declare module 'fastify' {
+  interface FastifyContextConfig {
     acceptsEmptyBody?: boolean;
   }
 }

@@ -26,6 +26,11 @@ declare module 'fastify' {
     /** Who makes an admin request (set by the admin guard). */
     actor?: Actor;
   }
+  // Also here: a plugin that augments `fastify`'s re-export of this interface (@fastify/swagger
+  // does) hides the augmentations of its home module from programs that load that plugin.
+  interface FastifyContextConfig {
+    permission?: Permission;
+  }
 }
 
 // Declared where the interface lives (see signup-tokens/routes.ts on NodeNext resolution).

@@ -26,7 +26,13 @@ function countingRows(db: Database) {
     listen: (channel, onNotify, retryMs) => db.listen(channel, onNotify, retryMs),
     close: () => db.close(),
   };
-  return { db: wrapped, rowsRead: () => rows, reset: () => void (rows = 0) };
+  return {
+    db: wrapped,
+    rowsRead: () => rows,
+    reset: () => {
+      rows = 0;
+    },
+  };
 }
 
 /** The cost of a config write is that of what it changed, not of the whole configuration. */
