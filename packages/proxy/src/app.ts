@@ -39,7 +39,6 @@ import { type FetchClock, ProxyMetrics } from './prometheus.js';
 import type { EdgeIdentity } from './prometheus-edge-http.js';
 import { registerEdgeStateMetrics } from './prometheus-edge-state.js';
 import { EdgeUpstreamMetrics } from './prometheus-edge-upstream.js';
-import { RemoteWritePusher } from './prometheus-remote-write.js';
 import { registerSyncMetrics } from './prometheus-sync.js';
 import { backstageRoutes } from './routes/backstage.js';
 import { bulkMetricsRoutes } from './routes/bulk-metrics.js';
@@ -234,6 +233,8 @@ export async function buildApp(config: ProxyConfig, deps: AppDeps): Promise<Fast
       beforeReady: true,
     });
   if (config.prometheusRemoteWrite !== undefined) {
+    // Loaded only when asked for: its encoder (protobufjs) would take heap in every proxy.
+    const { RemoteWritePusher } = await import('./prometheus-remote-write.js');
     const pusher = new RemoteWritePusher(
       metrics.registry,
       config.prometheusRemoteWrite,
