@@ -65,7 +65,7 @@ import { PasswordHasher } from './features/users/password.js';
 import { userRoutes } from './features/users/routes.js';
 import { noSniff } from './no-sniff.js';
 import { healthRoutes } from './readiness.js';
-import { redactingChildLogger } from './request-log.js';
+import { redactingChildLoggers } from './request-log.js';
 import { RevisionTracker } from './revision.js';
 
 /** How often old delta events are compacted (`CHANGE_LOG_EVENTS_PER_ENVIRONMENT` kept). */
@@ -121,7 +121,7 @@ export async function buildApp(config: ServerConfig, deps: AppDeps): Promise<Fas
       disableRequestLogging: config.logLevel !== 'debug' && config.logLevel !== 'trace',
     }),
     // Request log lines never carry a secret a URL holds (invite links, token paths, `?token=`).
-    childLoggerFactory: redactingChildLogger,
+    childLoggerFactory: redactingChildLoggers(),
     ajv: { customOptions: { allowUnionTypes: true } },
     // Fastify's own closing answer has another body shape; `refuseWhileClosing` answers instead.
     return503OnClosing: false,
