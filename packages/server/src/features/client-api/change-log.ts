@@ -18,8 +18,9 @@ interface StateRow {
   hash: string;
 }
 
-const hashOf = (value: unknown) =>
-  createHash('sha256').update(JSON.stringify(value)).digest('base64url').slice(0, 22);
+/** The recorded hash of a flag or segment, from its JSON text. */
+const hashOfText = (text: string) =>
+  createHash('sha256').update(text).digest('base64url').slice(0, 22);
 
 /** Environments with a recorded state that no longer exist are forgotten with their events. */
 async function environmentsToDiff(tx: Queryable): Promise<string[]> {
@@ -147,8 +148,19 @@ export function eventFeatureName(event: ChangeEvent): string | null {
   return null;
 }
 
+/**
+ * An event to append with its JSON text: a flag is serialized once, for its hash and for its
+ * event (an import of thousands of flags serialized each twice).
+ */
+interface PendingEvent {
+  readonly event: ChangeEvent;
+  readonly json: string;
+}
+
+const pending = (event: ChangeEvent): PendingEvent => ({ event, json: JSON.stringify(event) });
+
 interface StateDiff {
-  readonly events: ChangeEvent[];
+  readonly events: PendingEvent[];
   readonly upserts: StateRow[];
   readonly removals: Pick<StateRow, 'kind' | 'key'>[];
 }
@@ -165,50 +177,58 @@ function diffState(
   segments: readonly Segment[],
 ): StateDiff {
   const before = new Map(previous.map((row) => [`${row.kind}\n${row.key}`, row]));
-  const segmentUpdates: ChangeEvent[] = [];
-  const featureEvents: ChangeEvent[] = [];
-  const segmentRemovals: ChangeEvent[] = [];
+  const segmentUpdates: PendingEvent[] = [];
+  const featureEvents: PendingEvent[] = [];
+  const segmentRemovals: PendingEvent[] = [];
   const upserts: StateRow[] = [];
   const removals: Pick<StateRow, 'kind' | 'key'>[] = [];
   for (const segment of segments) {
     const row: StateRow = { kind: 'segment', key: String(segment.id), project: null, hash: '' };
-    row.hash = hashOf(segment);
+    row.hash = hashOfText(JSON.stringify(segment));
     const old = before.get(`segment\n${row.key}`);
     before.delete(`segment\n${row.key}`);
     if (old?.hash === row.hash) continue;
-    segmentUpdates.push({ type: 'segment-updated', segment });
+    segmentUpdates.push(pending({ type: 'segment-updated', segment }));
     upserts.push(row);
   }
   for (const feature of features) {
+    const text = JSON.stringify(feature);
     const row: StateRow = {
       kind: 'feature',
       key: feature.name,
       project: feature.project ?? null,
-      hash: hashOf(feature),
+      hash: hashOfText(text),
     };
     const old = before.get(`feature\n${row.key}`);
     before.delete(`feature\n${row.key}`);
     if (old?.hash === row.hash) continue;
     if (old && old.project !== row.project) {
-      featureEvents.push({
-        type: 'feature-removed',
-        featureName: feature.name,
-        ...(old.project === null ? {} : { project: old.project }),
-      });
+      featureEvents.push(
+        pending({
+          type: 'feature-removed',
+          featureName: feature.name,
+          ...(old.project === null ? {} : { project: old.project }),
+        }),
+      );
     }
-    featureEvents.push({ type: 'feature-updated', feature });
+    featureEvents.push({
+      event: { type: 'feature-updated', feature },
+      json: `{"type":"feature-updated","feature":${text}}`,
+    });
     upserts.push(row);
   }
   for (const old of before.values()) {
     removals.push({ kind: old.kind, key: old.key });
     if (old.kind === 'feature') {
-      featureEvents.push({
-        type: 'feature-removed',
-        featureName: old.key,
-        ...(old.project === null ? {} : { project: old.project }),
-      });
+      featureEvents.push(
+        pending({
+          type: 'feature-removed',
+          featureName: old.key,
+          ...(old.project === null ? {} : { project: old.project }),
+        }),
+      );
     } else {
-      segmentRemovals.push({ type: 'segment-removed', segmentId: Number(old.key) });
+      segmentRemovals.push(pending({ type: 'segment-removed', segmentId: Number(old.key) }));
     }
   }
   return { events: [...segmentUpdates, ...featureEvents, ...segmentRemovals], upserts, removals };
@@ -218,20 +238,21 @@ function diffState(
 async function appendEvents(
   tx: Queryable,
   environment: string,
-  events: readonly ChangeEvent[],
+  events: readonly PendingEvent[],
 ): Promise<void> {
   if (events.length === 0) return;
-  const rows = events.map((event) => ({
-    project: eventProject(event),
-    featureName: eventFeatureName(event),
-    event,
-  }));
+  // The JSON of the rows built around each event's text, not serialized again.
+  const rows = events.map(
+    ({ event, json }) =>
+      `{"project":${JSON.stringify(eventProject(event))},` +
+      `"featureName":${JSON.stringify(eventFeatureName(event))},"event":${json}}`,
+  );
   await tx.query(
     `INSERT INTO client_change_events (environment, project, feature_name, event)
      SELECT $1, r.value->>'project', r.value->>'featureName', r.value->'event'
        FROM jsonb_array_elements($2::jsonb) WITH ORDINALITY AS r(value, position)
       ORDER BY r.position`,
-    [environment, JSON.stringify(rows)],
+    [environment, `[${rows.join(',')}]`],
   );
 }
 
