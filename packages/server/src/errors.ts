@@ -73,14 +73,24 @@ export const errorCatalogue = {
     message: 'A user with this username already exists.',
   },
   FEATURE_HAS_CHILDREN: {
-    status: 409,
-    name: 'ConflictError',
+    status: 403,
+    name: 'InvalidOperationError',
     message: 'Other features depend on this feature.',
+  },
+  INVALID_OPERATION: {
+    status: 403,
+    name: 'InvalidOperationError',
+    message: 'This operation is not allowed on this feature.',
   },
   IN_USE: {
     status: 409,
     name: 'ConflictError',
     message: 'This is still in use; remove its uses first.',
+  },
+  OPERATION_DENIED: {
+    status: 403,
+    name: 'OperationDeniedError',
+    message: 'This operation is not allowed on this route.',
   },
   PAT_LIMIT: {
     status: 403,

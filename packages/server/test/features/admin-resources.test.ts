@@ -82,7 +82,7 @@ for (const backend of backends) {
         (await call('GET', '/api/admin/tag-types'))
           .json()
           .tagTypes.map((t: { name: string }) => t.name),
-        ['team'],
+        ['simple', 'team'],
       );
 
       assert.deepEqual((await events('tag-type-created')).map((e) => e.data?.name).sort(), [

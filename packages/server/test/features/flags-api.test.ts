@@ -346,7 +346,7 @@ for (const backend of backends) {
       assert.equal((event?.data?.variants as unknown[]).length, 2);
     });
 
-    it('links a parent; archiving or deleting a parent in use is a 409 naming its children', async () => {
+    it('links a parent; a parent not allowed, or archiving a parent in use, is a 403 naming its children', async () => {
       assert.equal((await json('POST', P, { name: 'checkout' })).statusCode, 201);
       const link = await json('POST', `${P}/checkout/dependencies`, {
         feature: 'cart',
@@ -357,9 +357,12 @@ for (const backend of backends) {
       assert.deepEqual((await call({ url: `${P}/checkout` })).json().dependencies, [
         { feature: 'cart', enabled: true, variants: [] },
       ]);
-      await refused(400, () => json('POST', `${P}/cart/dependencies`, { feature: 'checkout' }));
-      await refused(400, () => json('POST', `${P}/checkout/dependencies`, { feature: 'missing' }));
-      const conflict = await refused(409, () => call({ method: 'DELETE', url: `${P}/cart` }));
+      // unleash-server's 403 InvalidOperationError for each.
+      await refused(403, () => json('POST', `${P}/cart/dependencies`, { feature: 'checkout' }));
+      await refused(403, () => json('POST', `${P}/checkout/dependencies`, { feature: 'missing' }));
+      await refused(403, () => json('POST', `${P}/checkout/dependencies`, { feature: 'checkout' }));
+      const conflict = await refused(403, () => call({ method: 'DELETE', url: `${P}/cart` }));
+      assert.equal(conflict.name, 'InvalidOperationError');
       assert.match(conflict.message, /checkout/);
       assert.deepEqual(
         (await call({ url: `${P}/checkout/dependencies/possible-parents` })).json(),
@@ -370,7 +373,7 @@ for (const backend of backends) {
       ).json();
       assert.deepEqual(
         client.features.find((f: { name: string }) => f.name === 'checkout').dependencies,
-        [{ feature: 'cart', enabled: true }],
+        [{ feature: 'cart', enabled: true, variants: [] }],
       );
       assert.equal(
         (await call({ method: 'DELETE', url: `${P}/checkout/dependencies/cart` })).statusCode,
@@ -400,7 +403,12 @@ for (const backend of backends) {
       });
       assert.equal(revive.statusCode, 200, revive.body);
       assert.equal((await call({ url: `${P}/checkout` })).statusCode, 200);
-      await refused(404, () => call({ method: 'DELETE', url: '/api/admin/archive/checkout' }));
+      // Deleting an active or unknown flag from the archive: 200, nothing changes (as unleash-server).
+      const kept = await call({ method: 'DELETE', url: '/api/admin/archive/checkout' });
+      assert.equal(kept.statusCode, 200, kept.body);
+      assert.equal((await call({ url: `${P}/checkout` })).statusCode, 200);
+      const unknown = await call({ method: 'DELETE', url: '/api/admin/archive/no-such-flag' });
+      assert.equal(unknown.statusCode, 200, unknown.body);
       assert.equal((await call({ method: 'DELETE', url: `${P}/checkout` })).statusCode, 202);
       assert.equal(
         (await call({ method: 'DELETE', url: '/api/admin/archive/checkout' })).statusCode,
@@ -409,6 +417,71 @@ for (const backend of backends) {
       assert.equal((await db.query("SELECT 1 FROM features WHERE name = 'checkout'")).length, 0);
       const types = (await events('&feature=IS:checkout&limit=3')).events.map((e) => e.type);
       assert.deepEqual(types, ['feature-deleted', 'feature-archived', 'feature-revived']);
+    });
+
+    it('turns a flag off where no strategy is left enabled; a revived flag comes back off; PATCH records stale events', async () => {
+      assert.equal((await json('POST', P, { name: 'lamp' })).statusCode, 201);
+      const added = await json('POST', S('lamp'), { name: 'default' });
+      const on = await call({ method: 'POST', url: `${P}/lamp/environments/development/on` });
+      assert.equal(on.statusCode, 200, on.body);
+      const enabledIn = async (environment: string) =>
+        (await call({ url: `${P}/lamp/environments/${environment}` })).json().enabled;
+      // Updating the only strategy to disabled turns the flag off there, as unleash-server does.
+      const disabled = await json('PUT', `${S('lamp')}/${added.json().id}`, {
+        name: 'default',
+        disabled: true,
+      });
+      assert.equal(disabled.statusCode, 200, disabled.body);
+      assert.equal(await enabledIn('development'), false);
+      const afterUpdate = (await events('&feature=IS:lamp&limit=2')).events.map((e) => e.type);
+      assert.deepEqual(afterUpdate, ['feature-environment-disabled', 'feature-strategy-update']);
+      // Removing the last strategy of an enabled flag turns it off before the removal's event.
+      await call({ method: 'POST', url: `${P}/lamp/environments/production/on` });
+      const [only] = (await call({ url: S('lamp', 'production') })).json();
+      const removed = await call({
+        method: 'DELETE',
+        url: `${S('lamp', 'production')}/${only.id}`,
+      });
+      assert.equal(removed.statusCode, 200, removed.body);
+      assert.equal(await enabledIn('production'), false);
+      const afterRemoval = (await events('&feature=IS:lamp&limit=2')).events.map((e) => e.type);
+      assert.deepEqual(afterRemoval, ['feature-strategy-remove', 'feature-environment-disabled']);
+
+      // A revived flag is off in every environment; reviving an active flag changes nothing.
+      await json('PUT', `${S('lamp')}/${added.json().id}`, { name: 'default' });
+      await call({ method: 'POST', url: `${P}/lamp/environments/development/on` });
+      const revive = (name: string) =>
+        call({
+          method: 'POST',
+          url: `/api/admin/archive/revive/${name}`,
+          headers: { 'content-type': 'application/json' },
+          payload: '',
+        });
+      // (The configuration revision may move: it says nothing about what changed.)
+      const withoutRevision = async () => ({ ...(await dump(db)), revision: [] });
+      const unchanged = await withoutRevision();
+      assert.equal((await revive('lamp')).statusCode, 200);
+      assert.deepEqual(
+        await withoutRevision(),
+        unchanged,
+        'reviving an active flag changes nothing',
+      );
+      assert.equal((await call({ method: 'DELETE', url: `${P}/lamp` })).statusCode, 202);
+      assert.equal((await revive('lamp')).statusCode, 200);
+      assert.equal(await enabledIn('development'), false);
+      await refused(404, () => revive('no-such-flag'));
+
+      // PATCH: stale-on/-off after the metadata update; variants are not patched here (403).
+      const stale = await json('PATCH', `${P}/lamp`, [
+        { op: 'replace', path: '/stale', value: true },
+      ]);
+      assert.equal(stale.statusCode, 200, stale.body);
+      const patched = (await events('&feature=IS:lamp&limit=2')).events.map((e) => e.type);
+      assert.deepEqual(patched, ['feature-stale-on', 'feature-metadata-updated']);
+      const denied = await refused(403, () =>
+        json('PATCH', `${P}/lamp`, [{ op: 'add', path: '/variants', value: [] }]),
+      );
+      assert.equal(denied.name, 'OperationDeniedError');
     });
 
     it('searches events by filter, newest first, with paging', async () => {

@@ -10,6 +10,7 @@ import { sql as eventLog } from './0017-event-log.js';
 import { sql as flagVersions } from './0018-flag-versions.js';
 import { sql as sessionsAndRoles } from './0020-sessions-and-roles.js';
 import { sql as adminResources } from './0021-admin-resources.js';
+import { sql as simpleTagType } from './0022-simple-tag-type.js';
 
 /**
  * Versioned migrations, applied in order and recorded in `schema_migrations`.
@@ -33,4 +34,5 @@ export const migrations: readonly {
   { version: 18, name: 'flag-versions', sql: flagVersions },
   { version: 20, name: 'sessions-and-roles', sql: sessionsAndRoles },
   { version: 21, name: 'admin-resources', sql: adminResources },
+  { version: 22, name: 'simple-tag-type', sql: simpleTagType },
 ];

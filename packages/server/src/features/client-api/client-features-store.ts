@@ -149,7 +149,8 @@ export async function readClientConfiguration(
       feature: row.parent,
       enabled: row.enabled,
     };
-    if (row.enabled && row.variants.length > 0) dependency.variants = row.variants;
+    // unleash-server lists the parent's variants (maybe none) when the parent must be enabled.
+    if (row.enabled) dependency.variants = row.variants;
     const list = dependenciesByChild.get(row.child);
     if (list) list.push(dependency);
     else dependenciesByChild.set(row.child, [dependency]);

@@ -11,7 +11,8 @@ const EDIT = { permission: 'edit' } as const;
 
 /**
  * A flag's parent (unleash-server 8.2: one parent, in the same project, one level deep): add,
- * remove one or all, and the flags that may be its parent.
+ * remove one or all, and the flags that may be its parent. A parent that is not allowed is a 403
+ * `InvalidOperationError`, as unleash-server answers it.
  */
 export function dependencyRoutes(
   app: FastifyInstance,
@@ -34,12 +35,12 @@ export function dependencyRoutes(
         const parent = await findFlag(tx, parentName);
         if (!parent || parent.archived_at !== null || parent.project !== project) {
           throw new ApiError(
-            'BAD_DATA',
+            'INVALID_OPERATION',
             `There is no active feature "${parentName}" in project "${project}" to depend on.`,
           );
         }
         if (parent.name === child.name) {
-          throw new ApiError('BAD_DATA', 'A feature cannot depend on itself.');
+          throw new ApiError('INVALID_OPERATION', 'A feature cannot depend on itself.');
         }
         const [parentHasParent, childHasChildren] = await Promise.all([
           tx.query('SELECT 1 FROM feature_dependencies WHERE child = $1', [parent.name]),
@@ -47,7 +48,7 @@ export function dependencyRoutes(
         ]);
         if (parentHasParent.length > 0 || childHasChildren.length > 0) {
           throw new ApiError(
-            'BAD_DATA',
+            'INVALID_OPERATION',
             'Dependencies are one level deep: a parent cannot have a parent, a child cannot have children.',
           );
         }

@@ -68,6 +68,29 @@ export function featureStrategyRoutes(
       tags: await tagsOfFlag(tx, flag.name),
     });
 
+  /**
+   * Turns the flag off in the environment when none of its strategies there is enabled (or none
+   * is left), as unleash-server does after a strategy is updated or removed; records it when it
+   * was on.
+   */
+  const offWithoutEnabledStrategies = async (
+    tx: Parameters<typeof tagsOfFlag>[0],
+    flag: FlagRow,
+    environment: string,
+    by: Actor,
+  ) => {
+    const strategies = await listStrategies(tx, flag.name, environment);
+    if (strategies.some((strategy) => !strategy.disabled)) return;
+    const turnedOff = await tx.query(
+      `UPDATE feature_environments SET enabled = false
+        WHERE feature_name = $1 AND environment = $2 AND enabled RETURNING 1`,
+      [flag.name, environment],
+    );
+    if (turnedOff.length > 0) {
+      await eventOf(tx, flag, environment, by, { type: EVENT_TYPES.featureEnvironmentDisabled });
+    }
+  };
+
   typed.get(
     base,
     { schema: { params: environmentParams }, onRequest: guard },
@@ -139,6 +162,7 @@ export function featureStrategyRoutes(
         data: after,
         preData: before,
       });
+      await offWithoutEnabledStrategies(tx, flag, params.environment, by);
       return after;
     });
 
@@ -173,6 +197,7 @@ export function featureStrategyRoutes(
         await requireProjectEnvironment(tx, project, environment);
         const before = await findStrategy(tx, flag.name, environment, strategyId);
         await deleteStrategy(tx, before.id);
+        await offWithoutEnabledStrategies(tx, flag, environment, by);
         await eventOf(tx, flag, environment, by, {
           type: EVENT_TYPES.featureStrategyRemove,
           preData: before,

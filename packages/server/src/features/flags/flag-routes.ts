@@ -27,6 +27,8 @@ import { type FlagDeps, writeFlag } from './flag-write.js';
 import { applyJsonPatch } from './patched-document.js';
 
 const EDIT = { permission: 'edit' } as const;
+const VARIANTS_PATH =
+  '/api/admin/projects/:project/features/:feature/environments/:environment/variants';
 
 /** The metadata a PUT or PATCH may change. */
 interface Metadata {
@@ -189,6 +191,8 @@ export function flagRoutes(
     project: string,
     feature: string,
     next: (current: Metadata & { name: string; project: string }) => Metadata & { name?: unknown },
+    /** PATCH records `feature-stale-on`/`-off` after the update when `stale` changed, as unleash-server does. */
+    staleEvents = false,
   ) => {
     const updated = await writeFlag(deps, request, { project, feature }, async (tx, flag, by) => {
       const before = flagMetadata(flag);
@@ -219,6 +223,17 @@ export function flagRoutes(
         preData: before,
         tags: await tagsOfFlag(tx, flag.name),
       });
+      if (staleEvents && after.stale !== flag.stale) {
+        await recordEvent(tx, {
+          type: after.stale ? EVENT_TYPES.featureStaleOn : EVENT_TYPES.featureStaleOff,
+          by,
+          project,
+          featureName: flag.name,
+          data: { stale: after.stale },
+          preData: { stale: flag.stale },
+          tags: await tagsOfFlag(tx, flag.name),
+        });
+      }
       return after;
     });
     const fresh = (await findFlag(db, updated.name)) ?? updated;
@@ -247,21 +262,33 @@ export function flagRoutes(
     { schema: { params: flagParams, body: jsonPatchSchema }, onRequest: guard, config: EDIT },
     async function adminPatchFlag(request, reply) {
       const { project, feature } = request.params;
-      const { flag, body: answer } = await updateMetadata(request, project, feature, (current) => {
-        const patched = applyJsonPatch(current, request.body);
-        const problems = metadataProblems(patched as unknown as Record<string, unknown>);
-        if (problems.length > 0) {
-          throw new ApiError(
-            'BAD_DATA',
-            `The patched feature is invalid: ${problems[0]}`,
-            problems,
-          );
-        }
-        if (patched.project !== current.project) {
-          throw new ApiError('BAD_DATA', 'A patch cannot move a feature to another project.');
-        }
-        return patched as Metadata & { name: unknown };
-      });
+      if (request.body.some((operation) => operation.path.includes('/variants'))) {
+        throw new ApiError(
+          'OPERATION_DENIED',
+          `Variants are changed with a PATCH of ${VARIANTS_PATH} (per environment), not of the feature.`,
+        );
+      }
+      const { flag, body: answer } = await updateMetadata(
+        request,
+        project,
+        feature,
+        (current) => {
+          const patched = applyJsonPatch(current, request.body);
+          const problems = metadataProblems(patched as unknown as Record<string, unknown>);
+          if (problems.length > 0) {
+            throw new ApiError(
+              'BAD_DATA',
+              `The patched feature is invalid: ${problems[0]}`,
+              problems,
+            );
+          }
+          if (patched.project !== current.project) {
+            throw new ApiError('BAD_DATA', 'A patch cannot move a feature to another project.');
+          }
+          return patched as Metadata & { name: unknown };
+        },
+        true,
+      );
       return reply.header('etag', flagETag(flag)).send(answer);
     },
   );
@@ -303,12 +330,20 @@ export function flagRoutes(
       const { feature } = request.params;
       const by = actorOf(request);
       await writeConfig(deps.db, deps.revisions, async (tx, scope) => {
+        const active = await findFlag(tx, feature);
+        // unleash-server answers 200 for an active flag too (and turns it off everywhere);
+        // here nothing changes and nothing is recorded.
+        if (active && active.archived_at === null) return;
         const flag = await archivedFlag(tx, feature);
         scope.flags(flag.name);
         await tx.query(
           'UPDATE features SET archived_at = NULL, version = version + 1 WHERE name = $1',
           [flag.name],
         );
+        // A revived flag comes back off in every environment, as in unleash-server.
+        await tx.query('UPDATE feature_environments SET enabled = false WHERE feature_name = $1', [
+          flag.name,
+        ]);
         await recordEvent(tx, {
           type: EVENT_TYPES.featureRevived,
           by,
@@ -338,6 +373,10 @@ export function flagRoutes(
       const { feature } = request.params;
       const by = actorOf(request);
       await writeConfig(deps.db, deps.revisions, async (tx, scope) => {
+        const found = await findFlag(tx, feature);
+        // Only archived flags are deleted; an active or unknown one is left alone with a 200, as
+        // unleash-server answers it (a repeated delete succeeds).
+        if (!found || found.archived_at === null) return;
         const flag = await archivedFlag(tx, feature);
         const children = await tx.query<{ child: string }>(
           'SELECT child FROM feature_dependencies WHERE parent = $1 ORDER BY child',
