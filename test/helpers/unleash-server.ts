@@ -1,6 +1,7 @@
 import { spawnSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { readFileSync } from 'node:fs';
+import { performance } from 'node:perf_hooks';
 import { fileURLToPath } from 'node:url';
 import type { ExportResult, ImportConstraint } from '@flags/schemas';
 import pg from 'pg';
@@ -62,6 +63,8 @@ export interface UnleashServer {
   readonly adminToken: string;
   /** The database it runs on (dropped by `stop`). */
   readonly database: string;
+  /** Its process id (the bench reads the CPU time it spends). */
+  readonly pid: number;
   /** Time spent starting it; `templateMs` is set when this start had to build the template. */
   readonly timings: { readonly totalMs: number; readonly templateMs: number | undefined };
   /** Creates an API token and answers its secret. */
@@ -71,8 +74,9 @@ export interface UnleashServer {
   /**
    * Imports `data` into project `default` and `environment` with unleash-server's own batch import
    * (the document flags-server's import takes), then waits until its frontend API serves it.
+   * Answers how long the import request itself took (the wait excluded).
    */
-  importFlags(data: ExportResult, environment: UnleashEnvironment): Promise<void>;
+  importFlags(data: ExportResult, environment: UnleashEnvironment): Promise<{ importMs: number }>;
   /** Ends the process and drops its database. Safe to call twice. */
   stop(): Promise<void>;
 }
@@ -190,6 +194,7 @@ export async function startUnleashServer(
     url,
     adminToken,
     database,
+    pid: server.child.pid!,
     timings: { totalMs: Date.now() - started, templateMs },
     createToken,
     async createSegment(segment) {
@@ -197,18 +202,16 @@ export async function startUnleashServer(
       return created.id;
     },
     async importFlags(data, environment) {
-      await adminRequest(
-        url,
-        await personalAccessToken(),
-        'POST',
-        '/api/admin/features-batch/import',
-        {
-          project: 'default',
-          environment,
-          data,
-        },
-      );
+      const token = await personalAccessToken();
+      const importStarted = performance.now();
+      await adminRequest(url, token, 'POST', '/api/admin/features-batch/import', {
+        project: 'default',
+        environment,
+        data,
+      });
+      const importMs = performance.now() - importStarted;
       await settle(environment);
+      return { importMs };
     },
     stop,
   };
