@@ -272,7 +272,8 @@ for (const backend of backends) {
         json('PATCH', `${S('cart')}/${strategy.id}`, [{ op: 'replace', path: '/name', value: 5 }]),
       );
       await refused(400, () => json('POST', S('cart'), { name: 'noSuchStrategy' }));
-      await refused(400, () => json('POST', S('cart'), { name: 'default', segments: [999] }));
+      // An unknown segment is a 404, as unleash-server answers it.
+      await refused(404, () => json('POST', S('cart'), { name: 'default', segments: [999] }));
       await refused(400, () =>
         json('POST', S('cart'), {
           name: 'default',
@@ -336,6 +337,13 @@ for (const backend of backends) {
         json('PUT', url, [{ name: 'only', weight: 1000, weightType: 'fix' }]),
       );
       await refused(400, () => json('PUT', url, [{ name: 'x', weight: 1001 }]));
+      // No weight type: refused (unleash-server drops such a variant without a word).
+      await refused(400, () =>
+        json('PUT', url, [
+          { name: 'x', weight: 100 },
+          { name: 'y', weight: 0, weightType: 'variable' },
+        ]),
+      );
       await refused(400, () =>
         json('PATCH', url, [{ op: 'add', path: '/-', value: { name: 'bad' } }]),
       );
@@ -364,10 +372,12 @@ for (const backend of backends) {
       const conflict = await refused(403, () => call({ method: 'DELETE', url: `${P}/cart` }));
       assert.equal(conflict.name, 'InvalidOperationError');
       assert.match(conflict.message, /checkout/);
-      assert.deepEqual(
-        (await call({ url: `${P}/checkout/dependencies/possible-parents` })).json(),
-        ['cart'],
-      );
+      for (const path of ['dependencies/possible-parents', 'parents']) {
+        assert.deepEqual((await call({ url: `${P}/checkout/${path}` })).json(), ['cart']);
+      }
+      assert.deepEqual((await call({ url: `${P}/cart/parent-variants` })).json(), ['a', 'b']);
+      const any = await call({ url: '/api/admin/projects/shop/dependencies' });
+      assert.equal(any.body, 'true');
       const client = (
         await app.inject({ url: '/api/client/features', headers: { authorization: DEV_TOKEN } })
       ).json();
@@ -379,6 +389,9 @@ for (const backend of backends) {
         (await call({ method: 'DELETE', url: `${P}/checkout/dependencies/cart` })).statusCode,
         200,
       );
+      // Removing every parent of a flag that has none: 404, as unleash-server answers it.
+      await refused(404, () => call({ method: 'DELETE', url: `${P}/checkout/dependencies` }));
+      assert.equal((await call({ url: '/api/admin/projects/shop/dependencies' })).body, 'false');
       const types = (await events('&feature=IS:checkout')).events.map((e) => e.type);
       assert.deepEqual(types.slice(0, 2), [
         'feature-dependency-removed',

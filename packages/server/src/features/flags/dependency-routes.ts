@@ -127,7 +127,9 @@ export function dependencyRoutes(
           'DELETE FROM feature_dependencies WHERE child = $1 RETURNING parent',
           [child.name],
         );
-        if (removed.length === 0) return;
+        if (removed.length === 0) {
+          throw new ApiError('NOT_FOUND', `Feature "${child.name}" has no dependencies to remove.`);
+        }
         for (const row of removed) await bumpFlagVersion(tx, row.parent);
         await recordEvent(tx, {
           type: EVENT_TYPES.featureDependenciesRemoved,
@@ -142,19 +144,62 @@ export function dependencyRoutes(
     },
   );
 
-  typed.get(
+  const flagsParams = {
+    type: 'object',
+    required: ['project'],
+    properties: { project: { type: 'string' } },
+  } as const;
+
+  // unleash-server's path is `…/:feature/parents`; `dependencies/possible-parents` answers the same.
+  for (const path of [
     `${base}/possible-parents`,
+    '/api/admin/projects/:project/features/:feature/parents',
+  ]) {
+    typed.get(
+      path,
+      { schema: { params: flagParams }, onRequest: guard },
+      async function adminPossibleParents(request) {
+        const { feature } = request.params;
+        // The flags of the child's project (none when it does not exist), as unleash-server.
+        const rows = await db.query<{ name: string }>(
+          `SELECT f.name FROM features f
+            WHERE f.project = (SELECT project FROM features WHERE name = $1)
+              AND f.archived_at IS NULL AND f.name <> $1
+              AND NOT EXISTS (SELECT 1 FROM feature_dependencies d WHERE d.child = f.name)
+            ORDER BY f.name`,
+          [feature],
+        );
+        return rows.map((row) => row.name);
+      },
+    );
+  }
+
+  typed.get(
+    '/api/admin/projects/:project/features/:feature/parent-variants',
     { schema: { params: flagParams }, onRequest: guard },
-    async function adminPossibleParents(request) {
-      const { project, feature } = request.params;
+    async function adminParentVariants(request) {
+      const { feature } = request.params;
+      // The names of the flag's variants, of its strategies and of its environments.
       const rows = await db.query<{ name: string }>(
-        `SELECT f.name FROM features f
-          WHERE f.project = $1 AND f.archived_at IS NULL AND f.name <> $2
-            AND NOT EXISTS (SELECT 1 FROM feature_dependencies d WHERE d.child = f.name)
-          ORDER BY f.name`,
-        [project, feature],
+        `SELECT DISTINCT v->>'name' AS name FROM (
+            SELECT jsonb_array_elements(variants) AS v FROM feature_strategies WHERE feature_name = $1
+            UNION ALL
+            SELECT jsonb_array_elements(variants) AS v FROM feature_environments WHERE feature_name = $1
+          ) AS all_variants
+          WHERE v->>'name' IS NOT NULL`,
+        [feature],
       );
-      return rows.map((row) => row.name);
+      return rows.map((row) => row.name).sort();
+    },
+  );
+
+  typed.get(
+    '/api/admin/projects/:project/dependencies',
+    { schema: { params: flagsParams }, onRequest: guard },
+    async function adminAnyDependencies(_request, reply) {
+      // Whether any flag (of any project, as unleash-server answers) has a parent: `true`/`false`.
+      const rows = await db.query('SELECT 1 FROM feature_dependencies LIMIT 1');
+      return reply.type('application/json').send(JSON.stringify(rows.length > 0));
     },
   );
 }

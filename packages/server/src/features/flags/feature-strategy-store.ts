@@ -97,8 +97,8 @@ export async function findStrategy(
 }
 
 /**
- * 400 unless the strategy type exists and every segment does (and belongs to the flag's project
- * or to none).
+ * 400 unless the strategy type exists; 404 for a segment that does not exist, 400 for one of
+ * another project.
  */
 export async function checkStrategyReferences(
   db: Queryable,
@@ -110,18 +110,26 @@ export async function checkStrategyReferences(
     throw new ApiError('BAD_DATA', `There is no strategy type "${input.name}".`);
   }
   if (input.segments.length === 0) return;
-  const found = await db.query<{ id: number }>(
-    `SELECT id FROM segments
-      WHERE id IN (SELECT (jsonb_array_elements_text($1::jsonb))::int)
-        AND (project IS NULL OR project = $2)`,
-    [JSON.stringify(input.segments), project],
+  const found = await db.query<{ id: number; project: string | null }>(
+    `SELECT id, project FROM segments
+      WHERE id IN (SELECT (jsonb_array_elements_text($1::jsonb))::int)`,
+    [JSON.stringify(input.segments)],
   );
-  const known = new Set(found.map((row) => row.id));
+  const known = new Map(found.map((row) => [row.id, row.project]));
+  // An unknown segment is a 404, as unleash-server answers it; another project's a 400.
   const missing = input.segments.filter((id) => !known.has(id));
   if (missing.length > 0) {
     throw new ApiError(
+      'NOT_FOUND',
+      `There is no segment ${missing.join(', ')}.`,
+      missing.map((id) => `There is no segment ${id}.`),
+    );
+  }
+  const foreign = input.segments.filter((id) => ![null, project].includes(known.get(id) ?? null));
+  if (foreign.length > 0) {
+    throw new ApiError(
       'BAD_DATA',
-      `These segments do not exist or belong to another project: ${missing.join(', ')}.`,
+      `These segments belong to another project: ${foreign.join(', ')}.`,
     );
   }
 }

@@ -12,17 +12,25 @@ interface WeightedVariant {
 
 /**
  * Variants as unleash-server stores them: `fix` variants keep their weight; what is left of 1000
- * is shared among the `variable` ones (a variant without a type is variable), the first ones
- * taking one more each until the remainder is spent; listed by name. 400 when the fixed weights
- * pass 1000 or no variant is variable.
+ * is shared among the `variable` ones, the first ones taking one more each until the remainder is
+ * spent; listed by name. 400 when a variant has no weight type, the fixed weights pass 1000 or no
+ * variant is variable.
  */
 export function balanceVariants<V extends WeightedVariant>(variants: readonly V[]): V[] {
   if (variants.length === 0) return [];
   const withDefaults = variants.map((variant) => ({
     ...variant,
-    weightType: variant.weightType ?? 'variable',
     stickiness: variant.stickiness ?? 'default',
   }));
+  // unleash-server drops such a variant without a word; here it is refused.
+  const untyped = withDefaults.filter((v) => v.weightType !== 'variable' && v.weightType !== 'fix');
+  if (untyped.length > 0) {
+    throw new ApiError(
+      'BAD_DATA',
+      `Variant "${untyped[0]!.name}" has no weightType: give "variable" (shares what is left of 1000) or "fix" (keeps its weight).`,
+      untyped.map((variant) => variant.name),
+    );
+  }
   const variable = withDefaults.filter((variant) => variant.weightType === 'variable');
   const fixed = withDefaults.filter((variant) => variant.weightType === 'fix');
   if (variable.length === 0) {
