@@ -1,5 +1,5 @@
-// The configuration tables of the READMEs, generated from the services' option schemas.
-// `npm run docs:config` writes them; test/readme.test.ts fails when a README differs.
+// The configuration tables of the user docs, generated from the services' option schemas.
+// `npm run docs:config` writes them; test/readme.test.ts fails when a page differs.
 import { readFileSync } from 'node:fs';
 import { markdownTable, optionRows, replaceSection } from '@flags/config';
 import {
@@ -15,31 +15,27 @@ const proxy = optionRows(proxySchema);
 const offline = optionRows(offlineSchema);
 const server = optionRows(serverSchema);
 
-// The Default cell of an option without one: each README has kept its own.
+// The Default cell of an option without one: each page keeps its own.
 const proxyTable = () => markdownTable(proxy, '', EDGE_PROFILE_COLUMN);
 const serverTable = () => markdownTable(server, '–');
 
-/** Each README's generated sections: marker name and content. */
+/** Each page's generated sections: marker name and content. */
 const readmes: { path: string; sections: { name: string; content: () => string }[] }[] = [
   {
-    path: 'packages/proxy/README.md',
+    path: 'docs/configuration/proxy.md',
     sections: [
       { name: 'options', content: proxyTable },
       { name: 'offline-options', content: () => markdownTable(offline, '') },
-      { name: 'edge-options', content: () => edgeOptionsMarkdown(edgeVariableReaders) },
     ],
   },
-  { path: 'packages/server/README.md', sections: [{ name: 'options', content: serverTable }] },
+  { path: 'docs/configuration/server.md', sections: [{ name: 'options', content: serverTable }] },
   {
-    path: 'README.md',
-    sections: [
-      { name: 'proxy-options', content: proxyTable },
-      { name: 'server-options', content: serverTable },
-    ],
+    path: 'docs/migrate-from-unleash-edge.md',
+    sections: [{ name: 'edge-options', content: () => edgeOptionsMarkdown(edgeVariableReaders) }],
   },
 ];
 
-/** Every README with configuration tables (paths from the repository root), as it should read. */
+/** Every page with configuration tables (paths from the repository root), as it should read. */
 export function readmesWithConfigTables(): { path: string; text: string }[] {
   const root = new URL('../', import.meta.url);
   return readmes.map(({ path, sections }) => ({

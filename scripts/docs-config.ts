@@ -1,4 +1,4 @@
-// `npm run docs:config`: rewrites the README configuration tables from the option schemas.
+// `npm run docs:config`: rewrites the configuration tables of docs/ from the option schemas.
 import { writeFileSync } from 'node:fs';
 import { readmesWithConfigTables } from './config-tables.js';
 

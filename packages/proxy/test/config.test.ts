@@ -237,12 +237,12 @@ describe('configuration', () => {
     assert.match(problems(REQUIRED, { logLevel: 'loud' }).join(), /logLevel/);
   });
 
-  it('documents exactly the options of the table in the README', () => {
-    const readme = readFileSync(fileURLToPath(new URL('../README.md', import.meta.url)), 'utf8');
-    const section = readme.slice(
-      readme.indexOf('## Configuration'),
-      readme.indexOf('## Differences'),
+  it('documents exactly the options of the table in docs/configuration/proxy.md', () => {
+    const page = readFileSync(
+      fileURLToPath(new URL('../../../docs/configuration/proxy.md', import.meta.url)),
+      'utf8',
     );
+    const section = page.slice(page.indexOf('<!-- options:start -->'), page.indexOf('<!-- options:end -->'));
     const rows = section
       .split('\n')
       .filter((line) => /^\| `[^`]+` \|/.test(line))

@@ -54,13 +54,16 @@ function refusal(args: readonly string[]): string[] {
   assert.fail(`expected ${args.join(' ')} to be refused`);
 }
 
-describe('Unleash Edge 20 options, as the README table says', () => {
-  it('lists every option once, each with the table row the README shows', () => {
+describe('Unleash Edge 20 options, as the migration guide\'s table says', () => {
+  it('lists every option once, each with the table row the migration guide shows', () => {
     const longs = EDGE_OPTIONS.map((option) => option.long);
     assert.equal(new Set(longs).size, longs.length);
-    const readme = readFileSync(new URL('../README.md', import.meta.url), 'utf8');
+    const guide = readFileSync(
+      new URL('../../../docs/migrate-from-unleash-edge.md', import.meta.url),
+      'utf8',
+    );
     for (const option of EDGE_OPTIONS)
-      assert.ok(readme.includes(`| \`--${option.long}\``), `README row of --${option.long}`);
+      assert.ok(guide.includes(`| \`--${option.long}\``), `the guide's row of --${option.long}`);
   });
 
   for (const option of EDGE_OPTIONS) {

@@ -4,21 +4,24 @@ import { describe, it } from 'node:test';
 import { fileURLToPath } from 'node:url';
 import { errorCatalogue } from '../src/errors.js';
 
-const readme = readFileSync(fileURLToPath(new URL('../README.md', import.meta.url)), 'utf8');
+const page = readFileSync(
+  fileURLToPath(new URL('../../../docs/reference/errors.md', import.meta.url)),
+  'utf8',
+);
 
-/** The table rows between `<!-- errors:start -->` and `<!-- errors:end -->`, header excluded. */
+/** The table rows between `<!-- proxy-errors:start -->` and `<!-- proxy-errors:end -->`, header excluded. */
 function documentedRows(): string[] {
-  const start = readme.indexOf('<!-- errors:start -->');
-  const end = readme.indexOf('<!-- errors:end -->');
-  assert.ok(start >= 0 && end > start, 'the README marks its errors table');
-  return readme
+  const start = page.indexOf('<!-- proxy-errors:start -->');
+  const end = page.indexOf('<!-- proxy-errors:end -->');
+  assert.ok(start >= 0 && end > start, 'docs/reference/errors.md marks the proxy errors table');
+  return page
     .slice(start, end)
     .split('\n')
     .filter((line) => line.startsWith('|'))
     .slice(2);
 }
 
-describe('the error catalogue and the README', () => {
+describe('the error catalogue and docs/reference/errors.md', () => {
   it('document every code of the catalogue with its name and status, and nothing else', () => {
     const documented = documentedRows().map((line) => {
       // | `Name` | status | `CODE` | when |

@@ -7,12 +7,13 @@ import { ConfigError, loadConfig, maskToken } from '../src/config/load.js';
 import { options } from '../src/config/options.js';
 import { errorCatalogue } from '../src/errors.js';
 
-const readme = readFileSync(new URL('../README.md', import.meta.url), 'utf8');
-const section = (name: string) => {
-  const start = readme.indexOf(`<!-- ${name}:start -->`);
-  const end = readme.indexOf(`<!-- ${name}:end -->`);
-  assert.ok(start >= 0 && end > start, `README section ${name}`);
-  return readme.slice(start, end);
+/** A generated or checked section of a user page: the text between its start and end markers. */
+const section = (page: string, name: string) => {
+  const text = readFileSync(new URL(`../../../docs/${page}`, import.meta.url), 'utf8');
+  const start = text.indexOf(`<!-- ${name}:start -->`);
+  const end = text.indexOf(`<!-- ${name}:end -->`);
+  assert.ok(start >= 0 && end > start, `docs/${page} section ${name}`);
+  return text.slice(start, end);
 };
 
 describe('configuration', () => {
@@ -118,8 +119,8 @@ describe('configuration', () => {
     assert.equal(maskToken('plainsecret'), 'plai…');
   });
 
-  it('documents every option in the README table, and nothing else', () => {
-    const rows = section('options')
+  it('documents every option in the docs/configuration/server.md table, and nothing else', () => {
+    const rows = section('configuration/server.md', 'options')
       .split('\n')
       .filter((line) => line.startsWith('| `'));
     assert.equal(rows.length, options.length);
@@ -151,7 +152,7 @@ describe('configuration', () => {
 
   it('documents every error of the catalogue, and nothing else', () => {
     const documented = new Set(
-      section('errors')
+      section('reference/errors.md', 'server-errors')
         .split('\n')
         .filter((line) => line.startsWith('| `'))
         .map((line) => {

@@ -620,7 +620,7 @@ export const proxySchema = Type.Object(
     evaluationMemoBytes: option(Type.Integer({ minimum: 0 }), {
       env: ['PROXY_EVALUATION_MEMO_BYTES'],
       default: 0,
-      doc: 'Memory for flag results kept per user, for each environment (and each project scope of one); `0`, the default, keeps none. With it, a user who comes back in a new session (a new `sessionId`, the rest of the context as before) gets most flags without evaluating them: those whose answer depends only on fields other than `sessionId` and the clock (no random draw, no custom strategy), kept by the values of those fields for contexts with a `userId`, a few bits a flag (~170 bytes a user at 200 flags). A user is kept from the second sighting on; an eighth of it remembers which were seen. Trades memory for CPU: measured in the proxy README (performance, ninth round), e.g. 8388608 for ~20,000 returning users at 200 flags.',
+      doc: 'Memory for flag results kept per user, for each environment (and each project scope of one); `0`, the default, keeps none. With it, a user who comes back in a new session (a new `sessionId`, the rest of the context as before) gets most flags without evaluating them: those whose answer depends only on fields other than `sessionId` and the clock (no random draw, no custom strategy), kept by the values of those fields for contexts with a `userId`, a few bits a flag (~170 bytes a user at 200 flags). A user is kept from the second sighting on; an eighth of it remembers which were seen. Trades memory for CPU (figures in docs/performance.md): e.g. 8388608 for ~20,000 returning users at 200 flags.',
     }),
     reportsPerMinute: option(Type.Integer({ minimum: 0 }), {
       env: ['PROXY_REPORT_RATE_LIMIT_PER_MINUTE'],
