@@ -1,4 +1,5 @@
 import assert from 'node:assert/strict';
+import { randomBytes } from 'node:crypto';
 import { after, before, describe, it } from 'node:test';
 import {
   brotliCompressSync,
@@ -10,7 +11,7 @@ import {
   inflateSync,
 } from 'node:zlib';
 import { request } from 'undici';
-import { LEVELS } from '../src/http/compression.js';
+import { AnswerCompression, LEVELS } from '../src/http/compression.js';
 import { realisticContexts, realisticPayload } from './fixtures/realistic.js';
 import { CLIENT_KEY, type Listening, startProxy, waitFor } from './helpers/proxy.js';
 
@@ -77,16 +78,24 @@ function decoded(answer: Raw): Buffer {
   return answer.body;
 }
 
-/** `body` compressed in `encoding` at `levels`, as zlib does it. */
+/**
+ * `body` compressed in `encoding` at `levels`, as zlib does it; kept copies in brotli with the
+ * smallest window that holds the body (10–24 bits, 2^n − 16 bytes).
+ */
 function compressed(
   encoding: string,
   body: Buffer,
   levels: { brotliQuality: number; zlibLevel: number },
 ): Buffer {
-  if (encoding === 'br')
+  if (encoding === 'br') {
+    const window = Math.min(24, Math.max(10, Math.ceil(Math.log2(body.length + 16))));
     return brotliCompressSync(body, {
-      params: { [constants.BROTLI_PARAM_QUALITY]: levels.brotliQuality },
+      params: {
+        [constants.BROTLI_PARAM_QUALITY]: levels.brotliQuality,
+        ...(levels === LEVELS.kept ? { [constants.BROTLI_PARAM_LGWIN]: window } : {}),
+      },
     });
+  }
   if (encoding === 'gzip') return gzipSync(body, { level: levels.zlibLevel });
   return deflateSync(body, { level: levels.zlibLevel });
 }
@@ -319,3 +328,73 @@ describe('compression', () => {
     assert.equal(off.proxy.config.compression, false);
   });
 });
+
+describe('AnswerCompression', () => {
+  /** JSON of `count` flags as the answers write them, and bytes that do not compress at all. */
+  const bodies = (): { what: string; body: Buffer }[] => [
+    ...[16, 200, 1000, 5000].map((count) => ({
+      what: `${count} flags`,
+      body: Buffer.from(
+        JSON.stringify({
+          toggles: Array.from({ length: count }, (_, i) => ({
+            name: `team-${i % 17}.flag-${i}`,
+            enabled: true,
+            variant: { name: i % 3 ? 'control' : `v${i}`, enabled: i % 3 === 0 },
+            impressionData: i % 5 === 0,
+          })),
+        }),
+      ),
+    })),
+    // Output larger than the body: many output chunks, joined.
+    { what: 'random bytes', body: randomBytes(40_000) },
+  ];
+  const decode = (encoding: string, bytes: Buffer): Buffer =>
+    encoding === 'br'
+      ? brotliDecompressSync(bytes)
+      : encoding === 'gzip'
+        ? gunzipSync(bytes)
+        : inflateSync(bytes);
+
+  it('encodes every body so that it decodes byte for byte, fresh and kept, small and large', () => {
+    const compression = new AnswerCompression();
+    for (const { what, body } of bodies()) {
+      for (const encoding of ['br', 'gzip', 'deflate']) {
+        const headers = { 'accept-encoding': encoding };
+        for (const kept of [false, true]) {
+          const encoded = compression.encode(headers, body, kept);
+          const label = `${what}, ${encoding}, ${kept ? 'kept' : 'fresh'}`;
+          assert.equal(encoded?.encoding, encoding, label);
+          assert.ok(decode(encoding, encoded.body).equals(body), label);
+          assert.ok(
+            encoded.body.equals(compressed(encoding, body, kept ? LEVELS.kept : LEVELS.dynamic)),
+            label,
+          );
+        }
+      }
+    }
+  });
+
+  it('gives kept brotli copies a window that holds the body, no larger', () => {
+    const compression = new AnswerCompression();
+    for (const { what, body } of bodies()) {
+      const encoded = compression.encode({ 'accept-encoding': 'br' }, body, true);
+      assert.ok(encoded !== undefined, what);
+      // RFC 7932 §9.1: the first bits of the stream give the window (0: 16 bits; else 17–24
+      // in three more bits, or 10–15 in seven); decoding with it proves it holds the body.
+      const window = brotliWindowBits(encoded.body);
+      assert.ok(2 ** window - 16 >= body.length, `${what}: ${window} bits`);
+      assert.ok(window === 10 || 2 ** (window - 1) - 16 < body.length, `${what}: ${window} bits`);
+    }
+  });
+});
+
+/** The window size a brotli stream declares (RFC 7932 §9.1, WBITS). */
+function brotliWindowBits(stream: Buffer): number {
+  const first = stream[0] as number;
+  if ((first & 1) === 0) return 16;
+  const three = (first >> 1) & 0b111;
+  if (three !== 0) return 17 + three;
+  const seven = (first >> 4) & 0b111;
+  // Seven zero bits mean 17; otherwise 8 + the three bits (10–15).
+  return seven === 0 ? 17 : 8 + seven;
+}

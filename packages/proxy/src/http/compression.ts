@@ -21,12 +21,13 @@ export type Encoding = (typeof ENCODINGS)[number];
 
 /**
  * How hard an answer is compressed. An answer compressed for one request is compressed at the
- * fastest settings: on a 15 KB answer of 200 flags, brotli quality 1 takes ~20 µs and gives ~960
- * bytes, quality 4 (the plugin's default) ~50 µs for ~760, zlib level 1 ~25 µs for ~970 and level
- * 6 (zlib's default) ~50 µs for ~830. Evaluating the flags takes ~30 µs, so the default settings
- * more than doubled the CPU of a never-seen context. An answer the answer cache keeps is compressed
- * once per `Accept-Encoding` and sent many times, so it gets the smaller encoding (~670 and ~830
- * bytes) for ~60 µs once.
+ * fastest settings: on a 12–15 KB answer of 200 flags, in a tight loop, brotli quality 1 takes
+ * ~12 µs for ~730 bytes (~25 µs under load, when the caches hold other work), quality 0 as long
+ * for ~890 bytes, quality 4 (the plugin's default) ~35 µs for ~590, zlib level 1 ~15 µs for ~740
+ * (more than brotli under load) and level 6 (zlib's default) ~32 µs for ~640. Smaller windows,
+ * memory levels or other zlib strategies change neither time nor size at these levels. An answer
+ * the answer cache keeps is compressed once per `Accept-Encoding` and sent many times, so it gets
+ * the smaller encoding (~520 and ~640 bytes) for ~45 µs (brotli, `fittedWindow`) once.
  */
 export const LEVELS = {
   /** Answers compressed for one request (and every answer the plugin compresses). */
@@ -37,16 +38,53 @@ export const LEVELS = {
 
 type Compressor = (body: Buffer) => Buffer;
 
-function compressors(levels: {
-  readonly brotliQuality: number;
-  readonly zlibLevel: number;
-}): Record<Encoding, Compressor> {
-  const brotli = { params: { [constants.BROTLI_PARAM_QUALITY]: levels.brotliQuality } };
-  const zlib = { level: levels.zlibLevel };
+/** Node's `Buffer.allocUnsafe` takes sizes under half its pool (`Buffer.poolSize`, 8 KiB) from it. */
+const MAX_POOLED_CHUNK_BYTES = 4095;
+
+/**
+ * The size of the output chunks zlib writes `body` into: an eighth of it (JSON answers shrink to
+ * ~5–7 %), under 4 KiB. With zlib's default, 16 KiB, every call allocated a Buffer of its own that
+ * the ~1 KB answer then held; under 4 KiB, Node slices it from its shared pool. A larger output
+ * takes more chunks, joined as zlib joins them.
+ */
+function chunkSize(body: Buffer): number {
+  return Math.min(MAX_POOLED_CHUNK_BYTES, Math.max(constants.Z_MIN_CHUNK, body.length >> 3));
+}
+
+/**
+ * The smallest brotli window (`BROTLI_PARAM_LGWIN`) that holds `body`: at quality 5 the encoder
+ * allocates and clears a ring buffer and hash tables sized by the window, 4 MiB by default. On a
+ * 15 KB answer a fitted window took ~45 µs instead of ~130 µs (~510 µs → ~140 µs at 60 KB), for
+ * 1–2 bytes more; with `flags-proxy`'s allocator settings each of those buffers was memory mapped
+ * anew. Quality 1 compresses without a ring buffer, so the window costs it nothing.
+ */
+function fittedWindow(body: Buffer): number {
+  const bits = Math.ceil(Math.log2(body.length + BROTLI_WINDOW_GAP));
+  return Math.min(
+    constants.BROTLI_MAX_WINDOW_BITS,
+    Math.max(constants.BROTLI_MIN_WINDOW_BITS, bits),
+  );
+}
+
+/** Bytes a brotli window of 2^n holds fewer than 2^n (RFC 7932 §9.1). */
+const BROTLI_WINDOW_GAP = 16;
+
+function compressors(
+  levels: { readonly brotliQuality: number; readonly zlibLevel: number },
+  fitWindow: boolean,
+): Record<Encoding, Compressor> {
+  const brotli = (body: Buffer) => ({
+    chunkSize: chunkSize(body),
+    params: {
+      [constants.BROTLI_PARAM_QUALITY]: levels.brotliQuality,
+      ...(fitWindow ? { [constants.BROTLI_PARAM_LGWIN]: fittedWindow(body) } : {}),
+    },
+  });
+  const zlib = (body: Buffer) => ({ chunkSize: chunkSize(body), level: levels.zlibLevel });
   return {
-    br: (body) => brotliCompressSync(body, brotli),
-    gzip: (body) => gzipSync(body, zlib),
-    deflate: (body) => deflateSync(body, zlib),
+    br: (body) => brotliCompressSync(body, brotli(body)),
+    gzip: (body) => gzipSync(body, zlib(body)),
+    deflate: (body) => deflateSync(body, zlib(body)),
   };
 }
 
@@ -75,8 +113,9 @@ const GZIP_ALIASES = /\*|x-gzip/g;
  */
 export class AnswerCompression {
   private readonly negotiator = new Negotiator<Encoding>({ supportedValues: [...ENCODINGS] });
-  private readonly dynamic = compressors(LEVELS.dynamic);
-  private readonly kept = compressors(LEVELS.kept);
+  /** As the plugin compresses (the same bytes whichever answers a request). */
+  private readonly dynamic = compressors(LEVELS.dynamic, false);
+  private readonly kept = compressors(LEVELS.kept, true);
   /**
    * Copies live as long as their body (a `WeakMap`: the answer cache owns the body), at most
    * `COPIES_PER_BODY` each (a caller cannot grow them with odd headers), each a fraction of the
