@@ -242,7 +242,10 @@ describe('configuration', () => {
       fileURLToPath(new URL('../../../docs/configuration/proxy.md', import.meta.url)),
       'utf8',
     );
-    const section = page.slice(page.indexOf('<!-- options:start -->'), page.indexOf('<!-- options:end -->'));
+    const section = page.slice(
+      page.indexOf('<!-- options:start -->'),
+      page.indexOf('<!-- options:end -->'),
+    );
     const rows = section
       .split('\n')
       .filter((line) => /^\| `[^`]+` \|/.test(line))

@@ -54,7 +54,7 @@ function refusal(args: readonly string[]): string[] {
   assert.fail(`expected ${args.join(' ')} to be refused`);
 }
 
-describe('Unleash Edge 20 options, as the migration guide\'s table says', () => {
+describe("Unleash Edge 20 options, as the migration guide's table says", () => {
   it('lists every option once, each with the table row the migration guide shows', () => {
     const longs = EDGE_OPTIONS.map((option) => option.long);
     assert.equal(new Set(longs).size, longs.length);
