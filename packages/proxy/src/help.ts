@@ -11,7 +11,7 @@ export function help(): string {
   };
   const edge = {
     usage: '[OPTIONS] edge [OPTIONS]',
-    doc: 'Serves with Unleash Edge’s defaults (port 3063 on ::, strict token scope, /all served, compression, 15 s refresh: the "edge" defaults below), and takes Unleash Edge 20’s command line: its short and long options (`-u <url> -t <token> -t <token>`, `--upstream-url <url>`), lists repeated or comma-separated, options of the server (`-p`, `-i`, `--tls-*`) before `edge`. Edge options flags-proxy does not implement stop the start, naming what to do; those Edge 20 itself ignores (WORKERS, SENTRY_*, …) are accepted with a warning. The README lists every Edge option and how it is taken.',
+    doc: 'Serves with Unleash Edge’s defaults (port 3063 on ::, strict token scope, /all served, compression, 15 s refresh: the "edge" defaults below), and takes Unleash Edge 20’s command line: its short and long options (`-u <url> -t <token> -t <token>`, `--upstream-url <url>`), lists repeated or comma-separated, options of the server (`-p`, `-i`, `--tls-*`) before `edge`. Edge options flags-proxy does not implement stop the start, naming what to do; those Edge 20 itself ignores (WORKERS, SENTRY_*, …) are accepted with a warning. docs/migrate-from-unleash-edge.md lists every Edge option and how it is taken.',
   };
   const offline = {
     usage: '[OPTIONS] offline -b <file> -c <tokens> [-f <tokens>] [-r <s>] [OPTIONS]',
