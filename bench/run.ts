@@ -4,7 +4,7 @@ import { spawnSync } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 
-const suites = ['engine', 'proxy', 'server', 'propagation'];
+const suites = ['engine', 'proxy', 'server', 'propagation', 'admin'];
 const only = process.argv[2];
 let failed = false;
 for (const suite of suites) {

@@ -1,0 +1,388 @@
+// `npm run bench admin`: flags-server's single-flag admin API against unleash-server 8.2, both
+// measured in this run on this machine, each in its own process on a database of its own in local
+// PostgreSQL (TEST_DATABASE_URL, default postgres://postgres@127.0.0.1:5432/test; unleash-server
+// started by the e2e harness, test/helpers/unleash-server.ts). Both hold the same flags
+// (bench/server-payload.ts: 3 strategies each), imported into flags-server in one request and
+// into unleash-server in batches under its body limit; at 2,000 flags, then 10,000:
+// - toggle latency: `POST /api/admin/projects/default/features/:feature/environments/development/on|off`
+//   with an admin token, random flags each turned to the state it is not in, one request at a
+//   time, the two servers taking turns (the same flag and action for both), after an untimed
+//   warm-up; each request timed from its start to its whole answer;
+// and at 10,000 flags, on flags-server:
+// - a streaming unleash-client (`experimentalMode: { type: 'streaming' }`) sees each toggle: from
+//   the toggle's answer received to the client's `changed` event that carries the new state;
+// - the flag list's first page: `GET /api/admin/search/features?limit=50&offset=0` (unleash-server
+//   too), and in Chromium the time from navigation to a usable list (the first row's switch
+//   visible and enabled) for a signed-in Admin.
+// BENCH_FLAGS (default "2000,10000"), BENCH_TOGGLES (200), BENCH_STREAM_TOGGLES (120) shorten it.
+import { randomBytes } from 'node:crypto';
+import { existsSync } from 'node:fs';
+import { performance } from 'node:perf_hooks';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { fileURLToPath } from 'node:url';
+import type { ExportResult } from '@flags/schemas';
+import pg from 'pg';
+import type { Browser } from 'playwright-core';
+import { Unleash } from 'unleash-client';
+import { buildUi } from '../scripts/build-ui.js';
+import { adminRequest } from '../scripts/demo/seed.js';
+import { freePort, spawnEntry, waitUntilHealthy } from '../test/helpers/processes.js';
+import { seededRandom } from '../test/helpers/seeded-random.js';
+import { stopSdk } from '../test/helpers/unleash-sdk.js';
+import type { UnleashServer } from '../test/helpers/unleash-server.js';
+import { importPayload } from './server-payload.js';
+
+const FLAG_COUNTS = (process.env.BENCH_FLAGS ?? '2000,10000').split(',').map(Number);
+const TOGGLES = Number(process.env.BENCH_TOGGLES ?? 200);
+const WARMUP_TOGGLES = 30;
+const STREAM_TOGGLES = Number(process.env.BENCH_STREAM_TOGGLES ?? 120);
+const SEARCH_REQUESTS = 200;
+const UI_LOADS = 20;
+/** Flags per unleash-server import request: its body limit is about 1 MB. */
+const UNLEASH_BATCH = 400;
+const ENVIRONMENT = 'development';
+const TARGET = { toggleSpeedup: 5, streamP99Ms: 100 };
+const ADMIN = 'bench-admin-token';
+const CLIENT = '*:development.bench-admin-client';
+const USER = { username: 'bench-admin', password: 'bench-admin-password-long-enough' };
+const CHROMIUM = '/usr/bin/chromium';
+const POSTGRES_URL = process.env.TEST_DATABASE_URL || 'postgres://postgres@127.0.0.1:5432/test';
+// The harness reads TEST_DATABASE_URL when loaded; the bench defaults it to local PostgreSQL.
+process.env.TEST_DATABASE_URL = POSTGRES_URL;
+const { startUnleashServer, UNLEASH_VERSION } = await import('../test/helpers/unleash-server.js');
+const MAIN = fileURLToPath(new URL('../packages/server/src/main.ts', import.meta.url));
+
+type Payload = ReturnType<typeof importPayload>;
+
+function percentile(values: readonly number[], p: number): number {
+  const sorted = [...values].sort((a, b) => a - b);
+  return sorted[Math.min(sorted.length - 1, Math.ceil((p / 100) * sorted.length) - 1)] ?? NaN;
+}
+
+const ms = (value: number) => `${value.toFixed(1).padStart(6)} ms`;
+const summary = (values: readonly number[]) =>
+  `median ${ms(percentile(values, 50))}, p99 ${ms(percentile(values, 99))}`;
+
+/** The flags `from` to `to` of `payload` as an import document of their own. */
+function slice(payload: Payload, from: number, to: number): Payload {
+  const { data } = payload;
+  return {
+    ...payload,
+    data: {
+      ...data,
+      features: data.features.slice(from, to),
+      // Three strategies a flag, in flag order.
+      featureStrategies: data.featureStrategies.slice(from * 3, to * 3),
+      featureEnvironments: data.featureEnvironments.slice(from, to),
+      featureTags: data.featureTags.slice(from, to),
+    },
+  };
+}
+
+/** A server whose admin API the bench drives. */
+interface AdminTarget {
+  readonly name: string;
+  readonly url: string;
+  readonly token: string;
+}
+
+/** Sends one admin request and reads its whole answer; the milliseconds it took. */
+async function timed(target: AdminTarget, method: string, path: string): Promise<number> {
+  const start = performance.now();
+  const response = await fetch(`${target.url}${path}`, {
+    method,
+    headers: { authorization: target.token },
+  });
+  const text = await response.text();
+  const took = performance.now() - start;
+  if (!response.ok) {
+    throw new Error(`${target.name}: ${method} ${path} answered ${response.status}: ${text}`);
+  }
+  return took;
+}
+
+const togglePath = (flag: string, on: boolean) =>
+  `/api/admin/projects/default/features/${flag}/environments/${ENVIRONMENT}/${on ? 'on' : 'off'}`;
+
+/** Which flags are on in `development`, by name: the bench's view of both servers' state. */
+type FlagStates = Map<string, boolean>;
+
+/** Random flags of `states`, each turned to the state it is not in (and recorded so). */
+function* toggles(states: FlagStates, random: () => number) {
+  const names = [...states.keys()];
+  for (;;) {
+    const flag = names[Math.floor(random() * names.length)]!;
+    const on = !states.get(flag);
+    states.set(flag, on);
+    yield { flag, on };
+  }
+}
+
+/**
+ * `count` toggles, sent to each of `targets` in turn (the order alternating), after an untimed
+ * warm-up; each target's latencies.
+ */
+async function toggleLatencies(
+  targets: readonly AdminTarget[],
+  states: FlagStates,
+  count: number,
+): Promise<number[][]> {
+  const next = toggles(states, seededRandom(count + states.size));
+  const latencies = targets.map(() => [] as number[]);
+  for (let i = 0; i < WARMUP_TOGGLES + count; i++) {
+    const { flag, on } = next.next().value!;
+    const order = i % 2 === 0 ? targets : [...targets].reverse();
+    for (const target of order) {
+      const took = await timed(target, 'POST', togglePath(flag, on));
+      if (i >= WARMUP_TOGGLES) latencies[targets.indexOf(target)]!.push(took);
+    }
+  }
+  return latencies;
+}
+
+/** A PostgreSQL database of its own for `use`, dropped after. */
+async function withDatabase<T>(use: (url: string) => Promise<T>): Promise<T> {
+  const name = `flags_bench_${randomBytes(4).toString('hex')}`;
+  const admin = new pg.Client({ connectionString: POSTGRES_URL });
+  await admin.connect();
+  try {
+    await admin.query(`CREATE DATABASE ${name}`);
+    const url = new URL(POSTGRES_URL);
+    url.pathname = `/${name}`;
+    try {
+      return await use(url.href);
+    } finally {
+      await admin.query(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`);
+    }
+  } finally {
+    await admin.end();
+  }
+}
+
+/** flags-server as its users start it, on a database of its own. */
+async function withFlagsServer<T>(use: (target: AdminTarget) => Promise<T>): Promise<T> {
+  return withDatabase(async (databaseUrl) => {
+    const port = await freePort();
+    const server = spawnEntry(MAIN, {
+      DATABASE_URL: databaseUrl,
+      SERVER_PORT: String(port),
+      SERVER_HOST: '127.0.0.1',
+      FLAGS_ADMIN_TOKENS: ADMIN,
+      FLAGS_CLIENT_TOKENS: CLIENT,
+      LOG_LEVEL: 'warn',
+    });
+    const url = `http://127.0.0.1:${port}`;
+    try {
+      await waitUntilHealthy(`${url}/health`, server.child, { output: server.output });
+      return await use({ name: 'flags-server', url, token: ADMIN });
+    } finally {
+      server.child.kill('SIGTERM');
+      await server.exited;
+    }
+  });
+}
+
+/** Imports flags `from` to `to` into both servers; the seconds each took. */
+async function importBoth(
+  payload: Payload,
+  from: number,
+  to: number,
+  ours: AdminTarget,
+  unleash: UnleashServer,
+): Promise<{ ours: number; theirs: number }> {
+  let start = performance.now();
+  await adminRequest(ours.url, ours.token, 'POST', '/api/admin/features-batch/import', {
+    ...slice(payload, from, to),
+  });
+  const oursSeconds = (performance.now() - start) / 1000;
+  start = performance.now();
+  for (let batch = from; batch < to; batch += UNLEASH_BATCH) {
+    const { data } = slice(payload, batch, Math.min(batch + UNLEASH_BATCH, to));
+    await unleash.importFlags(data as unknown as ExportResult, ENVIRONMENT);
+  }
+  return { ours: oursSeconds, theirs: (performance.now() - start) / 1000 };
+}
+
+/**
+ * `count` toggles on flags-server seen by a streaming unleash-client: from each toggle's answer
+ * received (and from its request's start) to the client's `changed` event carrying the new state.
+ */
+async function streamingLatencies(
+  ours: AdminTarget,
+  states: FlagStates,
+  count: number,
+): Promise<{ fromAnswer: number[]; fromStart: number[]; hydrationMs: number }> {
+  const hydrationStart = performance.now();
+  const client = new Unleash({
+    url: `${ours.url}/api/`,
+    appName: 'bench-admin-streaming',
+    customHeaders: { authorization: CLIENT },
+    disableMetrics: true,
+    // Streaming only: a polling fallback would take a minute.
+    refreshInterval: 60_000,
+    experimentalMode: { type: 'streaming' },
+  } as ConstructorParameters<typeof Unleash>[0]);
+  client.on('error', () => {});
+  client.on('warn', () => {});
+  try {
+    await new Promise((resolve) => client.once('synchronized', resolve));
+    const hydrationMs = performance.now() - hydrationStart;
+    const seen = (flag: string, on: boolean) =>
+      new Promise<number>((resolve) => {
+        const check = () => {
+          if (client.getFeatureToggleDefinition(flag)?.enabled !== on) return;
+          client.off('changed', check);
+          resolve(performance.now());
+        };
+        client.on('changed', check);
+      });
+    const next = toggles(states, seededRandom(count));
+    const fromAnswer: number[] = [];
+    const fromStart: number[] = [];
+    for (let i = 0; i < count; i++) {
+      const { flag, on } = next.next().value!;
+      const arrival = seen(flag, on);
+      const start = performance.now();
+      const took = await timed(ours, 'POST', togglePath(flag, on));
+      const arrivedAt = await arrival;
+      fromAnswer.push(arrivedAt - (start + took));
+      fromStart.push(arrivedAt - start);
+      // Toggles a few ms apart, not back to back: each one's arrival is its own.
+      await sleep(20);
+    }
+    return { fromAnswer, fromStart, hydrationMs };
+  } finally {
+    stopSdk(client);
+  }
+}
+
+/** In Chromium, signed in: navigation to the first row's switch visible and enabled, `loads` times. */
+async function uiLoadTimes(url: string, loads: number): Promise<number[]> {
+  const { chromium } = await import('playwright-core');
+  let browser: Browser | undefined;
+  try {
+    browser = await chromium.launch({
+      executablePath: CHROMIUM,
+      args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-background-networking'],
+    });
+    const context = await browser.newContext({ viewport: { width: 1280, height: 900 } });
+    const page = await context.newPage();
+    await page.goto(url);
+    await page.getByLabel('User name').fill(USER.username);
+    await page.getByLabel('Password').fill(USER.password);
+    await page.getByRole('button', { name: 'Log in' }).click();
+    await page.getByRole('heading', { name: 'Flags', exact: true }).waitFor();
+    const firstSwitch = page.locator('table.flags tbody tr').first().getByRole('switch').first();
+    const times: number[] = [];
+    for (let i = 0; i < loads; i++) {
+      const start = performance.now();
+      await page.goto(url, { waitUntil: 'commit' });
+      await firstSwitch.waitFor({ state: 'visible' });
+      while (!(await firstSwitch.isEnabled())) await sleep(1);
+      times.push(performance.now() - start);
+    }
+    return times;
+  } finally {
+    await browser?.close();
+  }
+}
+
+/** The first page of the flag search, `count` times after 20 untimed. */
+async function searchLatencies(target: AdminTarget, count: number): Promise<number[]> {
+  const path = '/api/admin/search/features?limit=50&offset=0';
+  const times: number[] = [];
+  for (let i = 0; i < 20 + count; i++) {
+    const took = await timed(target, 'GET', path);
+    if (i >= 20) times.push(took);
+  }
+  return times;
+}
+
+async function main(): Promise<void> {
+  const counts = [...FLAG_COUNTS].sort((a, b) => a - b);
+  const largest = counts.at(-1)!;
+  const payload = importPayload(largest);
+  const states: FlagStates = new Map(
+    payload.data.featureEnvironments.map(({ featureName, enabled }) => [featureName, enabled]),
+  );
+  await buildUi();
+  const unleash = await startUnleashServer();
+  try {
+    await withFlagsServer(async (ours) => {
+      await adminRequest(ours.url, ADMIN, 'POST', '/api/admin/user-admin', {
+        ...USER,
+        name: 'Bench Admin',
+        rootRole: 'Admin',
+      });
+      const theirs: AdminTarget = {
+        name: 'unleash-server',
+        url: unleash.url,
+        token: unleash.adminToken,
+      };
+      console.log(
+        `flags-server and unleash-server ${UNLEASH_VERSION}, each on PostgreSQL, the same flags ` +
+          `(3 strategies each); environment ${ENVIRONMENT}`,
+      );
+      let imported = 0;
+      const speedups: number[] = [];
+      for (const count of counts) {
+        const took = await importBoth(payload, imported, count, ours, unleash);
+        console.log(
+          `${count.toLocaleString('en')} flags (imported ${(count - imported).toLocaleString('en')}: ` +
+            `flags-server ${took.ours.toFixed(1)} s in one request, unleash-server ${took.theirs.toFixed(1)} s ` +
+            `in requests of ${UNLEASH_BATCH})`,
+        );
+        imported = count;
+        const inUse: FlagStates = new Map(
+          payload.data.features.slice(0, count).map(({ name }) => [name, states.get(name)!]),
+        );
+        const [mine, reference] = await toggleLatencies([ours, theirs], inUse, TOGGLES);
+        for (const [name, on] of inUse) states.set(name, on);
+        const speedup = percentile(reference!, 50) / percentile(mine!, 50);
+        const p99Speedup = percentile(reference!, 99) / percentile(mine!, 99);
+        speedups.push(Math.min(speedup, p99Speedup));
+        console.log(
+          `  toggle, ${TOGGLES} after ${WARMUP_TOGGLES} untimed, one at a time, the servers in turn`,
+        );
+        console.log(`    flags-server   ${summary(mine!)}`);
+        console.log(`    unleash-server ${summary(reference!)}`);
+        console.log(
+          `    flags-server ${speedup.toFixed(1)}× faster at the median, ${p99Speedup.toFixed(1)}× at p99 ` +
+            `(target ≥ ${TARGET.toggleSpeedup}×: ${Math.min(speedup, p99Speedup) >= TARGET.toggleSpeedup ? 'met' : 'MISSED'})`,
+        );
+      }
+
+      console.log(`${largest.toLocaleString('en')} flags, flags-server:`);
+      const stream = await streamingLatencies(ours, states, STREAM_TOGGLES);
+      const streamP99 = percentile(stream.fromAnswer, 99);
+      console.log(
+        `  a streaming unleash-client sees a toggle (${STREAM_TOGGLES} toggles; it hydrated in ${(stream.hydrationMs / 1000).toFixed(1)} s)`,
+      );
+      console.log(
+        `    from the toggle's answer  ${summary(stream.fromAnswer)} (target p99 ≤ ${TARGET.streamP99Ms} ms: ${streamP99 <= TARGET.streamP99Ms ? 'met' : 'MISSED'})`,
+      );
+      console.log(`    from the request's start  ${summary(stream.fromStart)}`);
+
+      const search = await searchLatencies(ours, SEARCH_REQUESTS);
+      const searchTheirs = await searchLatencies(theirs, SEARCH_REQUESTS);
+      console.log(
+        `  GET /api/admin/search/features?limit=50&offset=0, ${SEARCH_REQUESTS} requests one at a time`,
+      );
+      console.log(`    flags-server   ${summary(search)}`);
+      console.log(`    unleash-server ${summary(searchTheirs)}`);
+      if (existsSync(CHROMIUM)) {
+        const loads = await uiLoadTimes(ours.url, UI_LOADS + 1);
+        console.log(
+          `  web UI in Chromium, signed in: navigation to the first row's switch visible and enabled, ${UI_LOADS} loads after one untimed`,
+        );
+        console.log(`    ${summary(loads.slice(1))}`);
+      } else {
+        console.log(`  web UI: skipped, ${CHROMIUM} is not installed`);
+      }
+    });
+  } finally {
+    await unleash.stop();
+  }
+}
+
+await main();
