@@ -137,6 +137,46 @@ describe('user pages', () => {
   });
 });
 
+/** Each file under a folder whose name ends with `.ts`, recursively. */
+function sourceFiles(dir: string, out: string[] = []): string[] {
+  for (const name of readdirSync(join(ROOT, dir))) {
+    const path = join(dir, name);
+    if (statSync(join(ROOT, path)).isDirectory()) sourceFiles(path, out);
+    else if (name.endsWith('.ts')) out.push(path);
+  }
+  return out;
+}
+
+/**
+ * The messages the services log with a string of their own (`log.warn({…}, 'message')`): the
+ * text before the first `${…}`, up to 40 characters (the page writes the varying parts as
+ * `<name>` and may shorten a long message with `…`).
+ */
+function loggedMessages(): { file: string; message: string }[] {
+  const found: { file: string; message: string }[] = [];
+  for (const dir of ['packages/proxy/src', 'packages/server/src', 'packages/serving/src'])
+    for (const file of sourceFiles(dir)) {
+      const text = readFileSync(join(ROOT, file), 'utf8');
+      const call =
+        /\b(?:log|logger)\.(?:fatal|error|warn|info)\(\s*(?:\{[^}]*\}|[\w.]+)\s*,\s*(['`])((?:(?!\1)[^\\]|\\.)*)\1\s*,?\s*\)/g;
+      for (const match of text.matchAll(call)) {
+        const message = (match[2] ?? '').split('${')[0]!.slice(0, 40).trim();
+        if (message.length >= 8) found.push({ file, message });
+      }
+    }
+  return found;
+}
+
+describe('docs/troubleshooting.md', () => {
+  it('explains every message the services log', () => {
+    const page = readFileSync(join(ROOT, 'docs/troubleshooting.md'), 'utf8');
+    const messages = loggedMessages();
+    assert.ok(messages.length > 40, `found ${messages.length} log calls`);
+    const missing = messages.filter(({ message }) => !page.includes(message));
+    assert.deepEqual(missing, []);
+  });
+});
+
 describe('--help', () => {
   const commands: [string, string[]][] = [
     ['flags-proxy', ['packages/proxy/src/main.ts', '--help']],
