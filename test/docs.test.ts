@@ -10,6 +10,8 @@ import { marked, type Token, type Tokens } from 'marked';
 import { spawnCommand } from './helpers/processes.js';
 
 const ROOT = fileURLToPath(new URL('../', import.meta.url));
+/** Where the repository's files are read on GitHub. */
+const REPOSITORY = 'https://github.com/flags-oss/flags/blob/main/';
 
 /** Every Markdown file of the repository (paths from the root), outside dependencies and builds. */
 function markdownFiles(dir = ROOT, out: string[] = []): string[] {
@@ -85,10 +87,12 @@ describe('links in the Markdown files', () => {
       for (const token of walk(page(path).tokens)) {
         if (token.type !== 'link' && token.type !== 'image') continue;
         const href = (token as Tokens.Link).href;
-        if (/^[a-z][a-z+.-]*:/i.test(href)) continue; // https:, mailto: …: not ours to check
-        const [target = '', anchor] = href.split('#', 2);
-        const file =
-          target === '' ? path : relative(ROOT, resolve(ROOT, dirname(path), decodeURI(target)));
+        // Links into this repository on GitHub (the package READMEs, read on npm) are checked here too.
+        const local = href.startsWith(REPOSITORY) ? href.slice(REPOSITORY.length) : href;
+        if (/^[a-z][a-z+.-]*:/i.test(local)) continue; // https:, mailto: …: not ours to check
+        const [target = '', anchor] = local.split('#', 2);
+        const base = local === href ? dirname(path) : '';
+        const file = target === '' ? path : relative(ROOT, resolve(ROOT, base, decodeURI(target)));
         if (!existsSync(join(ROOT, file))) {
           broken.push(`${href} (no ${file})`);
           continue;
