@@ -53,7 +53,10 @@ export const withEventId = (stored: StoredEvent): DeltaEvent => ({
   eventId: stored.id,
 });
 
-/** Events after `after`, of one environment or of all, in id order (`limit` at most). */
+/**
+ * Events after `after`, of one environment or of all, in id order (`limit` at most). The order
+ * names the table's column: a bare `id` would be the text of the select list, sorted as text.
+ */
 export async function readEventsSince(
   db: Queryable,
   after: number,
@@ -63,7 +66,7 @@ export async function readEventsSince(
   const rows = await db.query<EventRow>(
     `SELECT id::text AS id, environment, project, feature_name, event FROM client_change_events
       WHERE id > $1 AND ($2::text IS NULL OR environment = $2::text)
-      ORDER BY id LIMIT $3`,
+      ORDER BY client_change_events.id LIMIT $3`,
     [after, environment ?? null, limit],
   );
   return rows.map(toStored);
