@@ -11,6 +11,20 @@ export const CHANGE_LOG_CHANNEL = 'flags_client_changes';
 /** A delta event without its id (the id is the row's). */
 export type ChangeEvent = Exclude<DeltaEvent, { type: 'hydration' }>;
 
+/**
+ * A resync point: anything of its environment may have changed, recorded instead of the events
+ * of a write that changed more flags than the log keeps (compaction would drop most of them within
+ * a minute). Never sent to SDKs: a client before it gets a hydration.
+ */
+export interface ResyncPoint {
+  readonly type: 'resync';
+}
+
+/** What one row of the change log holds. */
+export type LoggedChange = ChangeEvent | ResyncPoint;
+
+export const isResync = (change: LoggedChange): change is ResyncPoint => change.type === 'resync';
+
 interface StateRow {
   kind: 'feature' | 'segment';
   key: string;
@@ -22,18 +36,29 @@ interface StateRow {
 const hashOfText = (text: string) =>
   createHash('sha256').update(text).digest('base64url').slice(0, 22);
 
-/** Environments with a recorded state that no longer exist are forgotten with their events. */
-async function environmentsToDiff(tx: Queryable): Promise<string[]> {
-  await tx.query(
-    `DELETE FROM client_change_state
-      WHERE environment NOT IN (SELECT name FROM environments)`,
-  );
-  await tx.query(
-    `DELETE FROM client_change_environments
-      WHERE environment NOT IN (SELECT name FROM environments)`,
-  );
+/**
+ * The environments to diff and those with a recorded state. Recorded environments that no longer
+ * exist are forgotten with their state (only then: the state of thousands of flags is not scanned
+ * on every write).
+ */
+async function environmentsToDiff(
+  tx: Queryable,
+): Promise<{ environments: string[]; known: Set<string> }> {
   const rows = await tx.query<{ name: string }>('SELECT name FROM environments ORDER BY name');
-  return rows.map((row) => row.name);
+  const environments = rows.map((row) => row.name);
+  const recorded = await tx.query<{ environment: string }>(
+    'SELECT environment FROM client_change_environments',
+  );
+  const existing = new Set(environments);
+  const recordedNames = recorded.map((row) => row.environment);
+  const gone = recordedNames.filter((name) => !existing.has(name));
+  if (gone.length > 0) {
+    await tx.query('DELETE FROM client_change_state WHERE environment = ANY($1::text[])', [gone]);
+    await tx.query('DELETE FROM client_change_environments WHERE environment = ANY($1::text[])', [
+      gone,
+    ]);
+  }
+  return { environments, known: new Set(recordedNames.filter((name) => existing.has(name))) };
 }
 
 /**
@@ -51,20 +76,19 @@ async function environmentsToDiff(tx: Queryable): Promise<string[]> {
  * With `changedFlags` (the write says which flags it changed) only those flags are read and
  * diffed, with the segments they use and the recorded segments no flag uses any more: the cost
  * of a write is that of what it changed, not of the whole configuration.
- * Returns how many events were appended.
+ * An environment with more events than `resyncAbove` (the events the log keeps per environment)
+ * gets one resync point instead (see `ResyncPoint`); its recorded state is written all the same,
+ * so the next write diffs against the state after this one.
+ * Returns how many rows were appended.
  */
 export async function recordClientChanges(
   tx: Queryable,
   atStart = false,
   changedFlags?: ReadonlySet<string>,
+  resyncAbove = Number.POSITIVE_INFINITY,
 ): Promise<number> {
   await tx.query('SELECT pg_advisory_xact_lock($1)', [ADVISORY_LOCK_KEYS.clientChangeLog]);
-  const environments = await environmentsToDiff(tx);
-  const known = new Set(
-    (
-      await tx.query<{ environment: string }>('SELECT environment FROM client_change_environments')
-    ).map((row) => row.environment),
-  );
+  const { environments, known } = await environmentsToDiff(tx);
   // An environment without a recorded state is recorded whole.
   const names =
     changedFlags && environments.every((environment) => known.has(environment))
@@ -96,8 +120,9 @@ export async function recordClientChanges(
       );
     }
     if (known.has(environment) || !atStart) {
-      await appendEvents(tx, environment, diff.events);
-      appended += diff.events.length;
+      const events = diff.events.length > resyncAbove ? [RESYNC] : diff.events;
+      await appendEvents(tx, environment, events);
+      appended += events.length;
     }
     await writeState(tx, environment, diff);
   }
@@ -108,7 +133,8 @@ export async function recordClientChanges(
 /**
  * The recorded state a scoped diff compares with: the changed flags, the segments they use now,
  * and the recorded segments no enabled strategy of a live flag uses any more (to be removed).
- * Segments other flags still use are left out, so the diff leaves them alone.
+ * Segments other flags still use are left out, so the diff leaves them alone. The names are
+ * arrays (`= ANY`), which the index finds; a subquery under OR would scan the environment's state.
  */
 async function recordedStateOf(
   tx: Queryable,
@@ -120,29 +146,25 @@ async function recordedStateOf(
     `SELECT kind, key, project, hash FROM client_change_state st
       WHERE st.environment = $1
         AND (
-          (st.kind = 'feature' AND st.key IN (SELECT jsonb_array_elements_text($2::jsonb)))
+          (st.kind = 'feature' AND st.key = ANY($2::text[]))
           OR (st.kind = 'segment' AND (
-            st.key IN (SELECT jsonb_array_elements_text($3::jsonb))
+            st.key = ANY($3::text[])
             OR NOT EXISTS (
               SELECT 1 FROM feature_strategies s JOIN features f ON f.name = s.feature_name
                WHERE s.environment = $1 AND NOT s.disabled AND f.archived_at IS NULL
                  AND s.segments @> to_jsonb(st.key::int)))))`,
-    [
-      environment,
-      JSON.stringify(names),
-      JSON.stringify(usedSegments.map((segment) => String(segment.id))),
-    ],
+    [environment, names, usedSegments.map((segment) => String(segment.id))],
   );
 }
 
 /** The project a feature event belongs to (`null`: every client of the environment gets it). */
-export function eventProject(event: ChangeEvent): string | null {
+export function eventProject(event: LoggedChange): string | null {
   if (event.type === 'feature-updated') return event.feature.project ?? null;
   if (event.type === 'feature-removed') return event.project ?? null;
   return null;
 }
 
-export function eventFeatureName(event: ChangeEvent): string | null {
+export function eventFeatureName(event: LoggedChange): string | null {
   if (event.type === 'feature-updated') return event.feature.name;
   if (event.type === 'feature-removed') return event.featureName;
   return null;
@@ -153,11 +175,13 @@ export function eventFeatureName(event: ChangeEvent): string | null {
  * event (an import of thousands of flags serialized each twice).
  */
 interface PendingEvent {
-  readonly event: ChangeEvent;
+  readonly event: LoggedChange;
   readonly json: string;
 }
 
-const pending = (event: ChangeEvent): PendingEvent => ({ event, json: JSON.stringify(event) });
+const pending = (event: LoggedChange): PendingEvent => ({ event, json: JSON.stringify(event) });
+
+const RESYNC = pending({ type: 'resync' });
 
 interface StateDiff {
   readonly events: PendingEvent[];

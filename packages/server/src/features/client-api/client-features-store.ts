@@ -82,14 +82,16 @@ export async function readClientConfiguration(
               SELECT 1 FROM feature_tags t
                WHERE t.feature_name = f.name
                  AND t.tag_type || ':' || t.tag_value IN (SELECT jsonb_array_elements_text($4::jsonb))))
-        AND ($5::jsonb IS NULL OR f.name IN (SELECT jsonb_array_elements_text($5::jsonb)))
+        -- An array, not a subquery: under OR a subquery stays a filter over every flag, while
+        -- = ANY of a known array is an index lookup.
+        AND ($5::text[] IS NULL OR f.name = ANY($5::text[]))
       ORDER BY f.name`,
     [
       query.environment,
       query.projects ? JSON.stringify(query.projects) : null,
       query.namePrefix ?? null,
       tagKeys ? JSON.stringify(tagKeys) : null,
-      query.names ? JSON.stringify(query.names) : null,
+      query.names ? [...query.names] : null,
     ],
   );
   if (features.length === 0) {
