@@ -306,7 +306,13 @@ async function main(): Promise<void> {
     payload.data.featureEnvironments.map(({ featureName, enabled }) => [featureName, enabled]),
   );
   await buildUi();
-  const unleash = await startUnleashServer();
+  // Its search limit (SEARCH_FEATURES_RATE_LIMIT_PER_MINUTE) would answer the timed searches with 429.
+  const unleash = await startUnleashServer({
+    env: {
+      SEARCH_FEATURES_RATE_LIMIT_PER_MINUTE: '100000000',
+      TOKEN_AUTHENTICATION_RATE_LIMIT_PER_MINUTE: '100000000',
+    },
+  });
   try {
     await withFlagsServer(async (ours) => {
       await adminRequest(ours.url, ADMIN, 'POST', '/api/admin/user-admin', {
