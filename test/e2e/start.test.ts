@@ -1,15 +1,17 @@
 import assert from 'node:assert/strict';
-import { type ChildProcess, spawn } from 'node:child_process';
-import { existsSync, mkdtempSync, rmSync } from 'node:fs';
+import { type ChildProcess, execFile, spawn } from 'node:child_process';
+import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, describe, it } from 'node:test';
 import { fileURLToPath, pathToFileURL } from 'node:url';
+import { promisify } from 'node:util';
 import { buildApp, loadConfig, openDatabase } from '@flags/server';
 import { waitUntilHealthy } from '../helpers/processes.js';
 
 const root = new URL('../../', import.meta.url);
+const execute = promisify(execFile);
 const dataDir = mkdtempSync(join(tmpdir(), 'flags-start-'));
 after(() => rmSync(dataDir, { recursive: true, force: true }));
 
@@ -90,6 +92,29 @@ async function enabledFlags(started: Started, query: string): Promise<string[]> 
   return body.toggles.map((toggle) => toggle.name).sort();
 }
 
+/**
+ * The `curl` commands of the README and the getting-started page, as a reader runs them: each is
+ * one the banner prints (the page's port 3000 being the demo's default), and each answers flags.
+ */
+async function runDocumentedCurls(started: Started): Promise<void> {
+  const printed = started.output.split('\n').map((line) => line.trim());
+  for (const page of ['README.md', 'docs/getting-started.md']) {
+    const curls = readFileSync(new URL(page, root), 'utf8')
+      .split('\n')
+      .filter((line) => line.startsWith('curl -g '))
+      .map((line) => line.replaceAll('http://localhost:3000', started.proxyUrl));
+    assert.ok(curls.length > 0, `${page} shows a curl`);
+    for (const curl of curls) {
+      assert.ok(printed.includes(curl), `npm start prints ${page}'s ${curl}:\n${started.output}`);
+      const { stdout } = await execute('sh', ['-c', curl]);
+      const names = (JSON.parse(stdout) as { toggles: { name: string }[] }).toggles.map(
+        (toggle) => toggle.name,
+      );
+      assert.ok(names.includes('beta-banner'), `${curl} answers the demo flags: ${stdout}`);
+    }
+  }
+}
+
 describe('npm start', () => {
   it('serves the demo flags through the proxy, and reuses its data on the next start', async () => {
     const first = await startDemo();
@@ -119,6 +144,7 @@ describe('npm start', () => {
         (toggle) => toggle.name,
       );
       assert.ok(edgeNames.includes('dark-mode'), `${edgeNames}`);
+      await runDocumentedCurls(first);
       const anonymous = await enabledFlags(first, 'userId=zed&appVersion=1.0.0');
       assert.ok(!anonymous.includes('beta-banner'));
       assert.ok(!anonymous.includes('premium-reports'));
