@@ -3,6 +3,7 @@ import { edgeInstanceDataSchema } from '@flags/schemas';
 import { errorResponses, SERVER_SIDE_TAG, textResponse } from '@flags/serving';
 import type { FastifyInstance } from 'fastify';
 import type { AuthorizeHook as Authenticate } from '../auth/access.js';
+import { lazyValidatorCompiler } from '../http/lazy-validator.js';
 import type { InstanceData } from '../usage/instance-data.js';
 
 export interface EdgeInstanceDataRouteOptions {
@@ -37,6 +38,7 @@ export function edgeInstanceDataRoutes(
         },
       },
       onRequest: options.authenticate,
+      validatorCompiler: lazyValidatorCompiler,
     },
     function clientPostEdgeInstanceData(request, reply) {
       const body = request.body;
