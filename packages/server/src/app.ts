@@ -148,7 +148,12 @@ export async function buildApp(config: ServerConfig, deps: AppDeps): Promise<Fas
   const availability = new DatabaseAvailability(deps.db, app.log, config.databaseRetryMs);
   app.addHook('onClose', async () => availability.stop());
   const db = watchedDatabase(deps.db, availability);
-  const revisions = new RevisionTracker(db, config.revisionCheckMs);
+  const revisions = new RevisionTracker(
+    db,
+    config.revisionCheckMs,
+    Date.now,
+    config.changeLogEventsPerEnvironment,
+  );
   const tokens = new TokenStore(db, revisions, now);
   const clientFeatures = new ClientFeaturesCache(db, revisions);
   const usage = new UsageBuffer(
@@ -166,7 +171,9 @@ export async function buildApp(config: ServerConfig, deps: AppDeps): Promise<Fas
     const applied = await migrate(db);
     if (applied.length > 0) app.log.info({ migrations: applied }, 'database migrated');
     // The change log's baseline (first start) or its catch-up with writes made without it.
-    await db.transaction((tx) => recordClientChanges(tx, true));
+    await db.transaction((tx) =>
+      recordClientChanges(tx, true, undefined, config.changeLogEventsPerEnvironment),
+    );
     await applyConfiguredTokens(config, db, tokens, app.log);
     await tokens.lookupAll([]);
     availability.markLoaded();

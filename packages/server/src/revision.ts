@@ -13,14 +13,16 @@ export interface Revisions {
 /**
  * Call inside the write's transaction, so the bump commits (or rolls back) with the write. It
  * records the write's delta events too (`recordClientChanges`), in the same transaction, for the
- * `changedFlags` only when the write names them.
+ * `changedFlags` only when the write names them; an environment with more changes than
+ * `changesKept` gets a resync point instead of its events.
  */
 export async function bumpConfigRevision(
   tx: Queryable,
   changedFlags?: ReadonlySet<string>,
+  changesKept?: number,
 ): Promise<void> {
   await tx.query('UPDATE revision SET config = config + 1 WHERE id = 1');
-  await recordClientChanges(tx, false, changedFlags);
+  await recordClientChanges(tx, false, changedFlags, changesKept);
 }
 
 /** Also wakes every process's change feed at commit: streams of a deleted token end. */
@@ -49,6 +51,11 @@ export class RevisionTracker {
     private readonly db: Database,
     private readonly ttlMs: number,
     private readonly now: () => number = Date.now,
+    /**
+     * Events the change log keeps per environment (`CHANGE_LOG_EVENTS_PER_ENVIRONMENT`): a write
+     * bumping the revision with more changes in an environment records a resync point instead.
+     */
+    readonly changesKept = Number.POSITIVE_INFINITY,
   ) {}
 
   current(): Revisions | Promise<Revisions> {

@@ -49,7 +49,7 @@ export async function writeConfig<T>(
   const result = await db.transaction(async (tx) => {
     const scope = new ConfigWriteScope();
     const value = await write(tx, scope);
-    await bumpConfigRevision(tx, scope.changedFlags);
+    await bumpConfigRevision(tx, scope.changedFlags, revisions.changesKept);
     return value;
   });
   revisions.invalidate();

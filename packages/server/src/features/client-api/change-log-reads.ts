@@ -1,6 +1,6 @@
 import type { DeltaEvent } from '@flags/engine';
 import type { Queryable } from '../../db/database.js';
-import type { ChangeEvent } from './change-log.js';
+import { type ChangeEvent, isResync, type LoggedChange } from './change-log.js';
 
 /** One row of the change log. */
 export interface StoredEvent {
@@ -8,8 +8,15 @@ export interface StoredEvent {
   readonly environment: string;
   readonly project: string | null;
   readonly featureName: string | null;
-  readonly event: ChangeEvent;
+  readonly event: LoggedChange;
 }
+
+/** A row holding a delta event (not a resync point). */
+export type StoredDeltaEvent = StoredEvent & { readonly event: ChangeEvent };
+
+/** Whether `events` hold a resync point of `environment`. */
+export const resyncIn = (events: readonly StoredEvent[], environment: string): boolean =>
+  events.some((stored) => stored.environment === environment && isResync(stored.event));
 
 /** What one delta or streaming client may see: its token's environment and projects, narrowed. */
 export interface DeltaScope {
@@ -24,7 +31,7 @@ interface EventRow {
   environment: string;
   project: string | null;
   feature_name: string | null;
-  event: ChangeEvent;
+  event: LoggedChange;
 }
 
 const toStored = (row: EventRow): StoredEvent => ({
@@ -48,7 +55,7 @@ export function visibleTo(scope: DeltaScope, stored: StoredEvent): boolean {
 }
 
 /** The event as SDKs receive it. */
-export const withEventId = (stored: StoredEvent): DeltaEvent => ({
+export const withEventId = (stored: StoredDeltaEvent): DeltaEvent => ({
   ...stored.event,
   eventId: stored.id,
 });
@@ -94,7 +101,8 @@ const MAX_EVENTS_READ = 10_000;
 /**
  * The events of `scope`'s environment after `after` (a position this server gave out), or
  * `undefined` when `after` cannot be resumed from: older than the environment's compaction floor,
- * newer than the log (another database), or an environment without a log. The floor is read after
+ * newer than the log (another database), an environment without a log, or a resync point of the
+ * environment after it (everything may have changed since). The floor is read after
  * the events: compaction deletes events and raises the floor in one transaction, so a floor still
  * at or below `after` proves that no event read was missing. `newest` is the id the client is at
  * afterwards: the newest event read, or `after`. The events are not yet narrowed to the scope's
@@ -106,7 +114,7 @@ export async function readEventsAfter(
   after: number,
 ): Promise<{ events: StoredEvent[]; newest: number } | undefined> {
   const events = await readEventsSince(db, after, MAX_EVENTS_READ + 1, scope.environment);
-  if (events.length > MAX_EVENTS_READ) return undefined;
+  if (events.length > MAX_EVENTS_READ || resyncIn(events, scope.environment)) return undefined;
   const [bounds] = await db.query<{ floor: string | null; latest: string }>(
     `SELECT (SELECT floor FROM client_change_environments WHERE environment = $1)::text AS floor,
             COALESCE((SELECT max(id) FROM client_change_events), 0)::text AS latest`,

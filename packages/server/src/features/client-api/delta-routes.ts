@@ -16,6 +16,7 @@ import {
   type DeltaScope,
   readEventsAfter,
   readEventsAfterClientId,
+  resyncIn,
   type StoredEvent,
 } from './change-log-reads.js';
 import type { ClientFeaturesCache, ServedConfiguration } from './client-features-cache.js';
@@ -163,6 +164,21 @@ export function deltaRoutes(
     return json;
   };
 
+  /**
+   * The `unleash-updated` frame that hydrates a stream in place (after a resync point, or when it
+   * fell behind what the log holds), as the proxy's streams are: the configuration at or after
+   * `eventId`, with the position it reflects, which the stream is at afterwards.
+   */
+  const hydrationFrame = async (scope: DeltaScope, eventId: number) => {
+    const served = await cache.atLeast(featureQueryOf(scope), eventId);
+    const frame = eventFrame({
+      event: 'unleash-updated',
+      id: served.eventId,
+      data: hydrationJson(served),
+    });
+    return { frame, eventId: served.eventId };
+  };
+
   const fanOut = async (events: readonly StoredEvent[]) => {
     const newest = events.at(-1)!.id;
     const scopeKey = (scope: DeltaScope) =>
@@ -183,10 +199,30 @@ export function deltaRoutes(
     }
     // Streams of one scope at one position get the same frame: filtered and serialized once.
     const frames = new Map<string, string>();
+    // After a resync point of its environment a stream is hydrated, once per scope.
+    const hydrations = new Map<string, Promise<{ frame: string; eventId: number } | null>>();
     for (const stream of hub) {
       const topic = stream.topic;
       if (!topic.ready) continue;
       const key = scopeKey(topic.scope);
+      const unseen = events.filter((event) => event.id > topic.lastId);
+      if (resyncIn(unseen, topic.scope.environment)) {
+        let hydration = hydrations.get(key);
+        if (hydration === undefined) {
+          hydration = hydrationFrame(topic.scope, newestOf(events, topic.scope.environment)).catch(
+            () => null,
+          );
+          hydrations.set(key, hydration);
+        }
+        const hydrated = await hydration;
+        // null: unavailable (database unreachable): the stream ends, and resumes on reconnect.
+        if (hydrated === null) stream.close();
+        else {
+          stream.send(hydrated.frame);
+          topic.lastId = Math.max(topic.lastId, newest, hydrated.eventId);
+        }
+        continue;
+      }
       const current = resolved.get(key);
       if (current === null) {
         stream.close();
@@ -232,8 +268,15 @@ export function deltaRoutes(
         if (!stream.open) return;
         const more = await readEventsAfter(db, stream.topic.scope, stream.topic.lastId);
         if (!more) {
-          // Compacted past it meanwhile: the client reconnects and is hydrated.
-          stream.close();
+          // A resync point, or compacted past it meanwhile: hydrated in place.
+          const hydrated = await hydrationFrame(
+            stream.topic.scope,
+            feed.latestOf(stream.topic.scope.environment) ?? 0,
+          );
+          if (!stream.open) return;
+          stream.send(hydrated.frame);
+          stream.topic.lastId = Math.max(stream.topic.lastId, hydrated.eventId);
+          stream.topic.ready = true;
           return;
         }
         const current = await currentOf(stream.topic.scope, more.events);

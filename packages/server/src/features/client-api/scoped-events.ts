@@ -1,6 +1,13 @@
 import type { DeltaEvent } from '@flags/engine';
 import type { ClientFeatures, Segment } from '@flags/schemas';
-import { type DeltaScope, type StoredEvent, visibleTo, withEventId } from './change-log-reads.js';
+import { isResync } from './change-log.js';
+import {
+  type DeltaScope,
+  type StoredDeltaEvent,
+  type StoredEvent,
+  visibleTo,
+  withEventId,
+} from './change-log-reads.js';
 
 /**
  * Whether `scope` sees less than its whole environment (projects or a name prefix). The change log
@@ -22,15 +29,17 @@ export const isNarrowed = (scope: DeltaScope): boolean =>
  * - `segment-removed` for each segment gone from the environment, after them. A segment its flags
  *   stop using while another project's flags still use it stays with the client until then (unused,
  *   and seen by it before).
+ * Resync points are left out: a client before one is hydrated instead (see `readEventsAfter`).
  */
 export function eventsFor(
   scope: DeltaScope,
   events: readonly StoredEvent[],
   current: ClientFeatures | undefined,
 ): DeltaEvent[] {
+  const deltas = events.filter((stored): stored is StoredDeltaEvent => !isResync(stored.event));
   if (!isNarrowed(scope) || current === undefined) {
     const visible: DeltaEvent[] = [];
-    for (const stored of events) if (visibleTo(scope, stored)) visible.push(withEventId(stored));
+    for (const stored of deltas) if (visibleTo(scope, stored)) visible.push(withEventId(stored));
     return visible;
   }
   const used = new Map<number, Segment>();
@@ -39,7 +48,7 @@ export function eventsFor(
   const updated = new Map<number, number>();
   const removed = new Map<number, number>();
   const flagEvents: DeltaEvent[] = [];
-  for (const stored of events) {
+  for (const stored of deltas) {
     if (stored.environment !== scope.environment) continue;
     const event = stored.event;
     if (event.type === 'segment-updated') {
