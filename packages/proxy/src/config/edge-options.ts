@@ -90,7 +90,9 @@ export const EDGE_OPTIONS: readonly EdgeOption[] = [
     env: null,
     scope: 'global',
     flag: true,
-    handling: refused('run `flags-proxy --help`, and see docs/configuration/proxy.md for the options as a table'),
+    handling: refused(
+      'run `flags-proxy --help`, and see docs/configuration/proxy.md for the options as a table',
+    ),
   }),
   edgeOption('trust-proxy', { scope: 'global', flag: true, handling: supported }),
   edgeOption('proxy-trusted-servers', { scope: 'global', list: true, handling: supported }),
