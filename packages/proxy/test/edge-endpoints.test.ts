@@ -552,24 +552,26 @@ describe('instance data upstream', () => {
     assert.deepEqual(body.connectedEdges, [downstream]);
   });
 
-  it('is sent every interval; a 404 (an upstream without the endpoint) clears what was passed on', async () => {
+  it('is sent every interval in edge mode; a 404 (an upstream without the endpoint) clears what was passed on, said once', async () => {
     const upstream = edgeUpstream();
     await upstream.start();
-    const config = loadConfig(
-      {},
-      { flagsUrl: upstream.url, flagsApiToken: [DEV_CLIENT], metricsInterval: 1000 },
-    );
+    const options = { flagsUrl: upstream.url, flagsApiToken: [DEV_CLIENT], metricsInterval: 1000 };
+    const config = loadConfig({}, options, 'edge');
     const client = createUpstreamClient(config);
     const data = new InstanceData({ appName: 'relay', identifier: '01JSELF', version: 'test' });
     const environments = { all: () => [] } as unknown as Parameters<InstanceData['observe']>[0];
+    const log = new RecordingLogger();
     const sender = new InstanceDataSender({
       config,
       environments,
       data,
       upstream: client,
-      log: new RecordingLogger(),
+      log,
       intervalMs: 20,
     });
+    // Unleash Proxy never sent instance data: without edge mode, neither does flags-proxy.
+    const proxyMode = { config: loadConfig({}, options, 'proxy'), environments, data, log };
+    assert.equal(new InstanceDataSender({ ...proxyMode, upstream: client }).enabled, false);
     try {
       data.receive(edgeInstance('01JDOWN') as never, 100);
       sender.start();
@@ -581,8 +583,13 @@ describe('instance data upstream', () => {
       upstream.reportStatus = 404;
       data.receive(edgeInstance('01JLATER') as never, 100);
       const before = sends().length;
-      await waitFor(() => sends().length > before);
+      await waitFor(() => sends().length > before + 1);
       assert.deepEqual(data.connectedInstances(), [], 'a 404 clears, as Edge does');
+      const said = log.lines.filter((line) => line.message.includes('instance data'));
+      assert.deepEqual(
+        said.map((line) => [line.level, line.message]),
+        [['info', 'upstream does not take instance data (404); asking again less often']],
+      );
     } finally {
       await sender.stop();
       await client.close();

@@ -29,8 +29,9 @@ export interface InstanceDataSenderOptions {
  * {flagsUrl}/client/metrics/edge` with the first startup token, every minute, and once more at
  * shutdown. After a send, or a 404 or 403 (an upstream without the endpoint, or refusing the
  * token), what was sent is cleared (downstream instances are passed on once); the refusals add a
- * minute each to the wait (up to ten). Other failures keep the data for the next send. On only
- * while usage metrics are (`metricsInterval` > 0). flags-server and unleash-server take the body.
+ * minute each to the wait (up to ten), and only the first of a row is logged: open-source
+ * unleash-server answers 404, every minute, to every Edge. Other failures keep the data for the
+ * next send. On in edge mode only, while usage metrics are (`metricsInterval` > 0).
  */
 export class InstanceDataSender {
   private timer: NodeJS.Timeout | undefined;
@@ -45,8 +46,10 @@ export class InstanceDataSender {
     this.intervalMs = options.intervalMs ?? INSTANCE_DATA_INTERVAL_MS;
   }
 
+  /** In edge mode, while usage metrics are on: Unleash Proxy never sent instance data. */
   get enabled(): boolean {
-    return this.options.config.metricsInterval > 0;
+    const { config } = this.options;
+    return config.mode === 'edge' && config.metricsInterval > 0;
   }
 
   start(): void {
@@ -111,10 +114,14 @@ export class InstanceDataSender {
       }
       if (response.status === 404 || response.status === 403) {
         data.clear();
-        log.warn(
-          { status: response.status, url: this.url.href },
-          'upstream does not take instance data (no such endpoint, or the token may not send it); waiting longer before the next send',
-        );
+        if (this.refusals === 0) {
+          const said = { status: response.status, url: this.url.href };
+          // No such endpoint is how an upstream without it answers; a refused token is a fault.
+          if (response.status === 404)
+            log.info(said, 'upstream does not take instance data (404); asking again less often');
+          else
+            log.warn(said, 'upstream refuses the instance data (403: the token may not send it)');
+        }
         return 'refused';
       }
       log.warn(
