@@ -15,10 +15,13 @@ function sources(dir: string, out: string[] = []): string[] {
   return out;
 }
 
-/** The packages named in `import … from '…'`, `export … from '…'` and `import('…')`. */
+/**
+ * The packages named in `import … from '…'`, `export … from '…'`, `import('…')` and `require('…')`
+ * (a `createRequire` for CommonJS packages without types).
+ */
 function importedPackages(text: string): Set<string> {
   const found = new Set<string>();
-  for (const match of text.matchAll(/(?:from\s+|import\s*\(\s*)'([^'.][^']*)'/g)) {
+  for (const match of text.matchAll(/(?:from\s+|import\s*\(\s*|require\(\s*)'([^'.][^']*)'/g)) {
     const specifier = match[1]!;
     if (specifier.startsWith('node:')) continue;
     const parts = specifier.split('/');
