@@ -13,16 +13,17 @@ export interface Revisions {
 /**
  * Call inside the write's transaction, so the bump commits (or rolls back) with the write. It
  * records the write's delta events too (`recordClientChanges`), in the same transaction, for the
- * `changedFlags` only when the write names them; an environment with more changes than
- * `changesKept` gets a resync point instead of its events.
+ * `changedFlags` (in the `changedEnvironments`) only when the write names them; an environment
+ * with more changes than `changesKept` gets a resync point instead of its events.
  */
 export async function bumpConfigRevision(
   tx: Queryable,
   changedFlags?: ReadonlySet<string>,
   changesKept?: number,
+  changedEnvironments?: ReadonlySet<string>,
 ): Promise<void> {
   await tx.query('UPDATE revision SET config = config + 1 WHERE id = 1');
-  await recordClientChanges(tx, false, changedFlags, changesKept);
+  await recordClientChanges(tx, false, changedFlags, changesKept, changedEnvironments);
 }
 
 /** Also wakes every process's change feed at commit: streams of a deleted token end. */

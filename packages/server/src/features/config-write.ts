@@ -13,16 +13,27 @@ export const idSchema = {
 /**
  * What a write changed, for the change log: by default everything (every flag of every
  * environment is diffed); a write that knows it touched only some flags says which, and only
- * those are read and diffed (a toggle on an instance with thousands of flags reads one).
+ * those are read and diffed (a toggle on an instance with thousands of flags reads one). A write
+ * that changed only one environment's configuration says which, and only there are they diffed.
  */
 export class ConfigWriteScope {
   private names: Set<string> | undefined;
   private whole = false;
+  private environments: Set<string> | undefined;
 
   /** Only these flags changed (may be called several times; the names add up). */
   flags(...names: string[]): void {
     this.names ??= new Set();
     for (const name of names) this.names.add(name);
+  }
+
+  /**
+   * All the write changed is in these environments (may be called several times; they add up).
+   * Only with `flags`: a write diffing everything diffs every environment.
+   */
+  onlyIn(...environments: string[]): void {
+    this.environments ??= new Set();
+    for (const environment of environments) this.environments.add(environment);
   }
 
   /** Something beyond single flags changed (segments, environments, projects): diff everything. */
@@ -33,6 +44,11 @@ export class ConfigWriteScope {
   /** The flags to diff, or `undefined` for all of them. */
   get changedFlags(): ReadonlySet<string> | undefined {
     return this.whole ? undefined : this.names;
+  }
+
+  /** The environments to diff the changed flags in, or `undefined` for all of them. */
+  get changedEnvironments(): ReadonlySet<string> | undefined {
+    return this.changedFlags ? this.environments : undefined;
   }
 }
 
@@ -49,7 +65,12 @@ export async function writeConfig<T>(
   const result = await db.transaction(async (tx) => {
     const scope = new ConfigWriteScope();
     const value = await write(tx, scope);
-    await bumpConfigRevision(tx, scope.changedFlags, revisions.changesKept);
+    await bumpConfigRevision(
+      tx,
+      scope.changedFlags,
+      revisions.changesKept,
+      scope.changedEnvironments,
+    );
     return value;
   });
   revisions.invalidate();

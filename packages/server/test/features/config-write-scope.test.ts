@@ -8,11 +8,13 @@ import { admin, backends, startApp } from '../helpers.js';
 
 const FLAGS = 10_000;
 
-/** `db`, counting every row its queries return (in transactions too). */
+/** `db`, counting every row its queries return (in transactions too) and keeping their parameters. */
 function countingRows(db: Database) {
   let rows = 0;
+  let parameters: unknown[] = [];
   const counted = (q: Queryable): Queryable => ({
     async query<Row>(sql: string, params?: readonly unknown[]) {
+      parameters.push(...(params ?? []));
       const result = await q.query<Row>(sql, params);
       rows += result.length;
       return result;
@@ -29,8 +31,11 @@ function countingRows(db: Database) {
   return {
     db: wrapped,
     rowsRead: () => rows,
+    /** Every parameter of the queries since `reset`. */
+    parametersSent: () => parameters,
     reset: () => {
       rows = 0;
+      parameters = [];
     },
   };
 }
@@ -79,6 +84,41 @@ for (const backend of backends) {
         `SELECT environment, feature_name FROM client_change_events ORDER BY id`,
       );
       assert.deepEqual(events, [{ environment: 'production', feature_name: 'flag-05000' }]);
+    });
+
+    it('a toggle or a variants write diffs its own environment only', async () => {
+      const before = await counting.db.query<{ id: string }>(
+        'SELECT max(id)::text AS id FROM client_change_events',
+      );
+      for (const [method, path, payload] of [
+        ['POST', 'environments/staging/off', undefined],
+        [
+          'PUT',
+          'environments/staging/variants',
+          [{ name: 'blue', weight: 1000, stickiness: 'default', weightType: 'variable' }],
+        ],
+      ] as const) {
+        counting.reset();
+        const response = await app.inject({
+          method,
+          url: `/api/admin/projects/default/features/flag-04000/${path}`,
+          headers: admin,
+          ...(payload ? { payload } : {}),
+        });
+        assert.equal(response.statusCode, 200, response.body);
+        const otherEnvironments = counting
+          .parametersSent()
+          .filter((value) => value === 'development' || value === 'production');
+        assert.deepEqual(otherEnvironments, [], `${method} ${path} queried other environments`);
+      }
+      const events = await counting.db.query<{ environment: string; feature_name: string }>(
+        'SELECT environment, feature_name FROM client_change_events WHERE id > $1 ORDER BY id',
+        [before[0]!.id],
+      );
+      assert.deepEqual(events, [
+        { environment: 'staging', feature_name: 'flag-04000' },
+        { environment: 'staging', feature_name: 'flag-04000' },
+      ]);
     });
 
     it('a write that names no flags still diffs everything (the measure sees it)', async () => {

@@ -44,13 +44,15 @@ const hashOfText = (text: string) =>
 async function environmentsToDiff(
   tx: Queryable,
 ): Promise<{ environments: string[]; known: Set<string> }> {
-  const rows = await tx.query<{ name: string }>('SELECT name FROM environments ORDER BY name');
-  const environments = rows.map((row) => row.name);
-  const recorded = await tx.query<{ environment: string }>(
-    'SELECT environment FROM client_change_environments',
+  // Both lists in one round trip: `name` null is a recorded environment that no longer exists.
+  const rows = await tx.query<{ name: string | null; recorded: string | null }>(
+    `SELECT e.name, c.environment AS recorded
+       FROM environments e FULL JOIN client_change_environments c ON c.environment = e.name
+      ORDER BY e.name`,
   );
+  const environments = rows.flatMap((row) => (row.name === null ? [] : [row.name]));
   const existing = new Set(environments);
-  const recordedNames = recorded.map((row) => row.environment);
+  const recordedNames = rows.flatMap((row) => (row.recorded === null ? [] : [row.recorded]));
   const gone = recordedNames.filter((name) => !existing.has(name));
   if (gone.length > 0) {
     await tx.query('DELETE FROM client_change_state WHERE environment = ANY($1::text[])', [gone]);
@@ -75,7 +77,8 @@ async function environmentsToDiff(
  * `pg_notify` (delivered at commit) wakes every server process's change feed.
  * With `changedFlags` (the write says which flags it changed) only those flags are read and
  * diffed, with the segments they use and the recorded segments no flag uses any more: the cost
- * of a write is that of what it changed, not of the whole configuration.
+ * of a write is that of what it changed, not of the whole configuration. With `changedEnvironments`
+ * too (the write changed only those environments' configuration) only they are diffed.
  * An environment with more events than `resyncAbove` (the events the log keeps per environment)
  * gets one resync point instead (see `ResyncPoint`); its recorded state is written all the same,
  * so the next write diffs against the state after this one.
@@ -86,6 +89,7 @@ export async function recordClientChanges(
   atStart = false,
   changedFlags?: ReadonlySet<string>,
   resyncAbove = Number.POSITIVE_INFINITY,
+  changedEnvironments?: ReadonlySet<string>,
 ): Promise<number> {
   await tx.query('SELECT pg_advisory_xact_lock($1)', [ADVISORY_LOCK_KEYS.clientChangeLog]);
   const { environments, known } = await environmentsToDiff(tx);
@@ -95,8 +99,12 @@ export async function recordClientChanges(
       ? [...changedFlags]
       : undefined;
   if (names?.length === 0) return 0;
+  const diffed =
+    names && changedEnvironments
+      ? environments.filter((environment) => changedEnvironments.has(environment))
+      : environments;
   let appended = 0;
-  for (const environment of environments) {
+  for (const environment of diffed) {
     const configuration = await readClientConfiguration(tx, {
       environment,
       projects: undefined,

@@ -149,7 +149,9 @@ export function flagEnvironmentRoutes(
       },
       async function adminToggleFlagEnvironment(request, reply) {
         const { project, feature, environment } = request.params;
-        await writeFlag(deps, request, { project, feature }, async (tx, flag, by) => {
+        await writeFlag(deps, request, { project, feature }, async (tx, flag, by, scope) => {
+          // Its state, strategies and events are this environment's: the others are not diffed.
+          scope.onlyIn(environment);
           await requireProjectEnvironment(tx, project, environment);
           if (action === 'on') {
             await turnOn(
@@ -197,7 +199,8 @@ export function flagEnvironmentRoutes(
     params: { project: string; feature: string; environment: string },
     next: (current: unknown[]) => unknown[],
   ) =>
-    writeFlag(deps, request, params, async (tx, flag, by) => {
+    writeFlag(deps, request, params, async (tx, flag, by, scope) => {
+      scope.onlyIn(params.environment);
       await requireProjectEnvironment(tx, params.project, params.environment);
       const before = await currentVariants(tx, flag.name, params.environment);
       const variants = balanceVariants(next(before) as Parameters<typeof balanceVariants>[0]);
