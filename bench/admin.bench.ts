@@ -365,6 +365,8 @@ async function main(): Promise<void> {
       UNLEASH_FEATURE_FLAGS_LIMIT: '20000',
       TOKEN_AUTHENTICATION_RATE_LIMIT_PER_MINUTE: '100000000',
     },
+    // Past a few thousand flags its frontend API takes longer than the tests' wait to show an import.
+    settleTimeoutMs: 180_000,
   });
   try {
     await withFlagsServer(async (ours) => {

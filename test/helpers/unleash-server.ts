@@ -42,6 +42,11 @@ export interface UnleashServerOptions {
   readonly env?: Record<string, string>;
   /** How long to wait for `/health` (default 60 s). */
   readonly startTimeoutMs?: number;
+  /**
+   * How long `importFlags` waits for the frontend API to show (and drop) its probe flag, each
+   * (default 15 s). With thousands of flags it rebuilds its frontend view slower than that.
+   */
+  readonly settleTimeoutMs?: number;
 }
 
 export interface TokenRequest {
@@ -185,9 +190,9 @@ export async function startUnleashServer(
     const feature = `/api/admin/projects/default/features/${probe}`;
     await admin('POST', '/api/admin/projects/default/features', { name: probe });
     await admin('POST', `${feature}/environments/${environment}/on`);
-    await waitForFrontend(url, secret, probe, true);
+    await waitForFrontend(url, secret, probe, true, options.settleTimeoutMs);
     await admin('DELETE', feature);
-    await waitForFrontend(url, secret, probe, false);
+    await waitForFrontend(url, secret, probe, false, options.settleTimeoutMs);
   };
 
   return {
