@@ -97,19 +97,26 @@ export async function readClientConfiguration(
   if (features.length === 0) {
     return { features: [], segments: query.inlineSegmentConstraints ? undefined : [] };
   }
-  const names = JSON.stringify(features.map((feature) => feature.name));
+  const featureNames = features.map((feature) => feature.name);
+  // A read of a few named flags (a write's diff) looks them up as an array, which the index finds:
+  // the planner takes a jsonb subquery for 100 rows and, on tables not analyzed since an import,
+  // scans the environment's every strategy. A read of everything keeps the subquery.
+  const named = (column: string, parameter: string) =>
+    query.names
+      ? `${column} = ANY(${parameter}::text[])`
+      : `${column} IN (SELECT jsonb_array_elements_text(${parameter}::jsonb))`;
+  const names = query.names ? featureNames : JSON.stringify(featureNames);
   const [strategies, dependencies] = await Promise.all([
     db.query<StrategyRow>(
       `SELECT feature_name, strategy_name, parameters, constraints, variants, segments
          FROM feature_strategies
-        WHERE environment = $1 AND NOT disabled
-          AND feature_name IN (SELECT jsonb_array_elements_text($2::jsonb))
+        WHERE environment = $1 AND NOT disabled AND ${named('feature_name', '$2')}
         ORDER BY feature_name, sort_order, created_at, position, id`,
       [query.environment, names],
     ),
     db.query<DependencyRow>(
       `SELECT child, parent, enabled, variants FROM feature_dependencies
-        WHERE child IN (SELECT jsonb_array_elements_text($1::jsonb))
+        WHERE ${named('child', '$1')}
         ORDER BY child, parent`,
       [names],
     ),
