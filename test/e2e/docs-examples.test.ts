@@ -84,6 +84,12 @@ describe('the getting-started examples, against the demo stack', () => {
     assert.doesNotMatch(output, /^dark-mode light$/m, 'the flag’s value, not the default');
   });
 
+  it('React renders the flags through FlagProvider, useFlag and useVariant, then exits', async () => {
+    const output = await run('react.mjs');
+    assert.match(output, /<li>beta-banner true<\/li>/);
+    assert.match(output, /<li>dark-mode (midnight|charcoal)<\/li>/);
+  });
+
   it('unleash-proxy-client sees the flags, then the change turn-on.sh makes arrives', async () => {
     const child = spawn(process.execPath, [`${EXAMPLES}proxy-client.mjs`], { cwd: ROOT, env });
     children.push(child);
