@@ -15,8 +15,8 @@
 //   too), and in Chromium the time from navigation to a usable list (the first row's switch
 //   visible and enabled) for a signed-in Admin.
 // BENCH_FLAGS (default "2000,10000"), BENCH_TOGGLES (200), BENCH_STREAM_TOGGLES (120) shorten it.
+
 import { spawnSync } from 'node:child_process';
-import { randomBytes } from 'node:crypto';
 import { existsSync, readFileSync } from 'node:fs';
 import { performance } from 'node:perf_hooks';
 import { setTimeout as sleep } from 'node:timers/promises';
@@ -31,6 +31,7 @@ import { freePort, spawnEntry, waitUntilHealthy } from '../test/helpers/processe
 import { seededRandom } from '../test/helpers/seeded-random.js';
 import { stopSdk } from '../test/helpers/unleash-sdk.js';
 import type { UnleashServer } from '../test/helpers/unleash-server.js';
+import { POSTGRES_URL, withDatabase } from './bench-database.js';
 import { importPayload } from './server-payload.js';
 
 const FLAG_COUNTS = (process.env.BENCH_FLAGS ?? '2000,10000').split(',').map(Number);
@@ -47,7 +48,6 @@ const ADMIN = 'bench-admin-token';
 const CLIENT = '*:development.bench-admin-client';
 const USER = { username: 'bench-admin', password: 'bench-admin-password-long-enough' };
 const CHROMIUM = '/usr/bin/chromium';
-const POSTGRES_URL = process.env.TEST_DATABASE_URL || 'postgres://postgres@127.0.0.1:5432/test';
 // The harness reads TEST_DATABASE_URL when loaded; the bench defaults it to local PostgreSQL.
 process.env.TEST_DATABASE_URL = POSTGRES_URL;
 const { startUnleashServer, UNLEASH_VERSION } = await import('../test/helpers/unleash-server.js');
@@ -193,25 +193,6 @@ async function toggleLatencies(
   }
   for (const [flag, on] of after) states.set(flag, on);
   return { latencies, cpuPerToggle };
-}
-
-/** A PostgreSQL database of its own for `use`, dropped after. */
-async function withDatabase<T>(use: (url: string) => Promise<T>): Promise<T> {
-  const name = `flags_bench_${randomBytes(4).toString('hex')}`;
-  const admin = new pg.Client({ connectionString: POSTGRES_URL });
-  await admin.connect();
-  try {
-    await admin.query(`CREATE DATABASE ${name}`);
-    const url = new URL(POSTGRES_URL);
-    url.pathname = `/${name}`;
-    try {
-      return await use(url.href);
-    } finally {
-      await admin.query(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`);
-    }
-  } finally {
-    await admin.end();
-  }
 }
 
 /** flags-server as its users start it, on a database of its own. */

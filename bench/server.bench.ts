@@ -13,8 +13,8 @@
 // A bare node:http process sending flags-server's body shows what the machine allows for it.
 // BENCH_DURATION_S (default 8) and BENCH_WARMUP_S (3) shorten the runs; BENCH_ONLY=import or
 // BENCH_ONLY=client runs one half.
+
 import { spawn, spawnSync } from 'node:child_process';
-import { randomBytes } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { get } from 'node:http';
 import { performance } from 'node:perf_hooks';
@@ -22,9 +22,9 @@ import { fileURLToPath } from 'node:url';
 import type { ExportResult } from '@flags/schemas';
 import { buildApp, type Database, loadConfig, openPglite, openPostgres } from '@flags/server';
 import autocannon from 'autocannon';
-import pg from 'pg';
 import { freePort, spawnEntry, waitUntilHealthy } from '../test/helpers/processes.js';
 import type { UnleashServer } from '../test/helpers/unleash-server.js';
+import { POSTGRES_URL, withDatabase } from './bench-database.js';
 import { importPayload } from './server-payload.js';
 
 const DURATION_S = Number(process.env.BENCH_DURATION_S ?? 8);
@@ -36,7 +36,6 @@ const IMPORT_FLAGS = 5000;
 const SERVED_FLAGS = 400;
 const ADMIN = 'bench-admin-token';
 const CLIENT = '*:development.bench-client-token';
-const POSTGRES_URL = process.env.TEST_DATABASE_URL || 'postgres://postgres@127.0.0.1:5432/test';
 // The harness reads TEST_DATABASE_URL when loaded; the bench defaults it to local PostgreSQL.
 process.env.TEST_DATABASE_URL = POSTGRES_URL;
 const { startUnleashServer, UNLEASH_VERSION } = await import('../test/helpers/unleash-server.js');
@@ -68,25 +67,6 @@ async function timeImport(db: Database, body: string): Promise<number> {
     return seconds;
   } finally {
     await app.close();
-  }
-}
-
-/** A PostgreSQL database of its own for `use`, dropped after. */
-async function withDatabase<T>(use: (url: string) => Promise<T>): Promise<T> {
-  const name = `flags_bench_${randomBytes(4).toString('hex')}`;
-  const admin = new pg.Client({ connectionString: POSTGRES_URL });
-  await admin.connect();
-  try {
-    await admin.query(`CREATE DATABASE ${name}`);
-    const url = new URL(POSTGRES_URL);
-    url.pathname = `/${name}`;
-    try {
-      return await use(url.href);
-    } finally {
-      await admin.query(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`);
-    }
-  } finally {
-    await admin.end();
   }
 }
 
