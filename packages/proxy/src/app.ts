@@ -119,9 +119,13 @@ export async function buildApp(config: ProxyConfig, deps: AppDeps): Promise<Fast
   const addresses = addressFilterFor(config);
   if (addresses !== undefined) installAddressFilter(app, addresses);
   await installCors(app, config.cors);
-  // Set by the evaluation routes for kept answers (`sendKept`), which compression keeps copies of.
+  // Set by the evaluation routes for kept answers (`sendKept`), which compression keeps copies of,
+  // and for rendered ones (`sendRendered`), which it may join from pieces.
   app.decorateReply('sendsKeptBody', false);
-  const compression = config.compression ? await installCompression(app) : undefined;
+  app.decorateReply('sentRender', 0);
+  // One per app: its scratch memory is the app's own (see `AnswerWriter`).
+  const writer = new AnswerWriter();
+  const compression = config.compression ? await installCompression(app, writer) : undefined;
   installReadiness(
     app,
     environments,
@@ -180,7 +184,7 @@ export async function buildApp(config: ProxyConfig, deps: AppDeps): Promise<Fast
     },
     enrichers: new Enrichers(deps.enrichers ?? [], log),
     headers: cacheHeaders.evaluation,
-    writer: new AnswerWriter(),
+    writer,
     answersDisabledFeature: config.disabledFeatureAnswer === 'disabled',
     prefix,
   };

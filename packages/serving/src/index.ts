@@ -67,7 +67,13 @@ export {
   SERVER_SIDE_TAG,
   textResponse,
 } from './http/route-docs.js';
-export { AnswerWriter, type Rendered } from './http/serialize.js';
+export {
+  AnswerWriter,
+  PREFIX as ANSWER_PREFIX,
+  type Rendered,
+  SUFFIX as ANSWER_SUFFIX,
+  type WrittenFragments,
+} from './http/serialize.js';
 export { HandedOffResponse, installStreamFront } from './http/stream-front.js';
 export {
   type FastifyTrustProxy,

@@ -14,6 +14,8 @@ import { type ResultTag, resultTag } from './http/conditional.js';
 export interface Fragment extends ResultTag {
   readonly json: string;
   readonly bytes: Buffer;
+  /** The fragment's number in its `CompiledState` (0, 1, 2… in the order made). */
+  readonly serial: number;
 }
 
 /**
@@ -155,7 +157,8 @@ export class CompiledState {
     let fragment = this.fragments.get(result);
     if (fragment === undefined) {
       const json = toggleJson(result);
-      fragment = { json, bytes: Buffer.from(json, 'utf8'), ...resultTag(json) };
+      const serial = this.fragments.size;
+      fragment = { json, bytes: Buffer.from(json, 'utf8'), ...resultTag(json), serial };
       this.fragments.set(result, fragment);
     }
     return fragment;

@@ -1,8 +1,9 @@
 import type { IncomingHttpHeaders } from 'node:http';
 import { brotliCompressSync, constants, deflateSync, gzipSync } from 'node:zlib';
 import { Negotiator } from '@fastify/accept-negotiator';
-import type {} from '@flags/serving';
+import type { AnswerWriter } from '@flags/serving';
 import type { FastifyInstance, onSendHookHandler } from 'fastify';
+import { JoinedGzip } from './joined-gzip.js';
 
 /** Answers smaller than this are sent as they are (Unleash Proxy's threshold). */
 export const THRESHOLD_BYTES = 1024;
@@ -18,6 +19,11 @@ const SYNC_THRESHOLD_BYTES = 512 * 1024;
 /** The encodings offered, most preferred first (zstd is left out: every Node version answers alike). */
 const ENCODINGS = ['br', 'gzip', 'deflate'] as const;
 export type Encoding = (typeof ENCODINGS)[number];
+/**
+ * The same, for an answer rendered for one request: gzip first, as it is joined from pieces
+ * compressed once (`JoinedGzip`) instead of compressed whole.
+ */
+const RENDERED_ENCODINGS: readonly Encoding[] = ['gzip', 'br', 'deflate'];
 
 /**
  * How hard an answer is compressed. An answer compressed for one request is compressed at the
@@ -113,6 +119,10 @@ const GZIP_ALIASES = /\*|x-gzip/g;
  */
 export class AnswerCompression {
   private readonly negotiator = new Negotiator<Encoding>({ supportedValues: [...ENCODINGS] });
+  private readonly renderedNegotiator = new Negotiator<Encoding>({
+    supportedValues: [...RENDERED_ENCODINGS],
+  });
+  private readonly joined = new JoinedGzip();
   /** As the plugin compresses (the same bytes whichever answers a request). */
   private readonly dynamic = compressors(LEVELS.dynamic, false);
   private readonly kept = compressors(LEVELS.kept, true);
@@ -123,25 +133,42 @@ export class AnswerCompression {
    */
   private readonly copies = new WeakMap<Buffer, EncodedCopy[]>();
 
-  /** The encoding a request gets, or `undefined` (none accepted, or `X-No-Compression`). */
-  encodingFor(headers: IncomingHttpHeaders): Encoding | undefined {
+  /** `writer`: the app's, whose renders compression may join from pieces (`JoinedGzip`). */
+  constructor(private readonly writer: AnswerWriter) {}
+
+  /**
+   * The encoding a request gets, or `undefined` (none accepted, or `X-No-Compression`);
+   * `rendered`: for an answer joined from pieces.
+   */
+  encodingFor(headers: IncomingHttpHeaders, rendered = false): Encoding | undefined {
     const accepted = headers['accept-encoding'];
     if (accepted === undefined || headers['x-no-compression'] !== undefined) return undefined;
-    return (
-      this.negotiator.negotiate(accepted.toLowerCase().replace(GZIP_ALIASES, 'gzip')) ?? undefined
-    );
+    const negotiator = rendered ? this.renderedNegotiator : this.negotiator;
+    return negotiator.negotiate(accepted.toLowerCase().replace(GZIP_ALIASES, 'gzip')) ?? undefined;
   }
 
   /**
    * `body` encoded for the request with `headers`, or `undefined` to send it as it is (under the
    * threshold, or no encoding accepted). A `kept` body (the answer cache's, never written again)
-   * is encoded once per `Accept-Encoding` header and the copy sent from then on.
+   * is encoded once per `Accept-Encoding` header and the copy sent from then on. The writer's
+   * latest answer (`render`: its `Rendered.render`) is joined from pieces in gzip when the
+   * request takes gzip; any other answer is compressed whole, at the fastest levels.
    */
-  encode(headers: IncomingHttpHeaders, body: Buffer | string, kept: boolean): Encoded | undefined {
+  encode(
+    headers: IncomingHttpHeaders,
+    body: Buffer | string,
+    kept: boolean,
+    render?: number,
+  ): Encoded | undefined {
     if (Buffer.byteLength(body) < THRESHOLD_BYTES) return undefined;
-    const encoding = this.encodingFor(headers);
+    const written = kept || typeof body === 'string' ? undefined : this.writer.fragmentsOf(render);
+    const encoding = this.encodingFor(headers, written !== undefined);
     if (encoding === undefined) return undefined;
     const bytes = typeof body === 'string' ? Buffer.from(body) : body;
+    if (written !== undefined && encoding === 'gzip') {
+      const joined = this.joined.encode(written, bytes);
+      if (joined !== undefined) return { encoding, body: joined };
+    }
     if (!kept) return { encoding, body: this.dynamic[encoding](bytes) };
     const acceptEncoding = headers['accept-encoding'] as string;
     const copies = this.copies.get(bytes);
@@ -163,12 +190,15 @@ export class AnswerCompression {
  * answer that has a `Content-Encoding` alone. The plugin is loaded only here: with compression
  * off (the default) its modules would take ~1 MB of heap for nothing.
  */
-export async function installCompression(app: FastifyInstance): Promise<AnswerCompression> {
+export async function installCompression(
+  app: FastifyInstance,
+  writer: AnswerWriter,
+): Promise<AnswerCompression> {
   const { default: fastifyCompress } = await import('@fastify/compress');
-  const compression = new AnswerCompression();
+  const compression = new AnswerCompression(writer);
   // Route hooks, as the plugin's own: this one runs before it, the other after.
   app.addHook('onRoute', (route) => {
-    route.onSend = [...[route.onSend ?? []].flat(), sendKeptEncoded(compression)];
+    route.onSend = [...[route.onSend ?? []].flat(), sendEvaluationEncoded(compression)];
   });
   await app.register(fastifyCompress, {
     global: true,
@@ -188,12 +218,16 @@ export async function installCompression(app: FastifyInstance): Promise<AnswerCo
   return compression;
 }
 
-/** Before the plugin: a kept body (`sendKept`) is sent as its encoded copy. */
-function sendKeptEncoded(compression: AnswerCompression): onSendHookHandler {
+/**
+ * Before the plugin: a kept body (`sendKept`) is sent as its encoded copy, a rendered one
+ * (`sendRendered`) as the evaluation front would send it.
+ */
+function sendEvaluationEncoded(compression: AnswerCompression): onSendHookHandler {
   return async (request, reply, payload) => {
-    if (!reply.sendsKeptBody || !Buffer.isBuffer(payload) || reply.statusCode !== 200)
+    const kept = reply.sendsKeptBody;
+    if ((!kept && reply.sentRender === 0) || !Buffer.isBuffer(payload) || reply.statusCode !== 200)
       return payload;
-    const encoded = compression.encode(request.headers, payload, true);
+    const encoded = compression.encode(request.headers, payload, kept, reply.sentRender);
     if (encoded === undefined) return payload;
     // As the plugin: `Vary` names `Accept-Encoding` (once: `varyNamedOnce` comes after).
     const vary = reply.getHeader('vary');

@@ -279,7 +279,7 @@ export class EvaluationFront {
       return 304;
     }
     let body = rendered.body;
-    const encoded = this.parts.compression?.encode(request.headers, body, kept);
+    const encoded = this.parts.compression?.encode(request.headers, body, kept, rendered.render);
     if (encoded !== undefined) {
       // `Vary` names `Accept-Encoding` already (`KeyedAnswerHeaders.evaluation`).
       headers['content-encoding'] = encoded.encoding;

@@ -10,10 +10,24 @@ import { ListTag, notModified, resultTag } from './conditional.js';
 export interface Rendered {
   readonly body: Buffer | string;
   readonly etag: string;
+  /** Which render of its `AnswerWriter` wrote it (`AnswerWriter.fragmentsOf`), if one did. */
+  readonly render?: number;
 }
 
-const PREFIX = '{"toggles":[';
-const SUFFIX = ']}';
+/**
+ * The fragments of a writer's latest answer in the order written, between `{"toggles":[` and
+ * `]}` and joined by commas: the first `count` of `fragments`. Overwritten by the next render.
+ */
+export interface WrittenFragments {
+  readonly compiled: CompiledState;
+  readonly fragments: readonly Fragment[];
+  readonly count: number;
+}
+
+/** What every evaluation answer starts with, before its toggles. */
+export const PREFIX = '{"toggles":[';
+/** What it ends with, after them. */
+export const SUFFIX = ']}';
 const COMMA = 0x2c;
 
 /** Bytes of scratch memory an answer writer starts with. */
@@ -103,6 +117,24 @@ export class AnswerWriter {
   private scratch = Buffer.allocUnsafeSlow(MIN_SCRATCH_BYTES);
   /** Whether `scratch` holds an answer that may not have left yet. */
   private lent = false;
+  /** Renders so far; the latest one's fragments are in `written`. */
+  private renders = 0;
+  private readonly written: {
+    compiled: CompiledState | undefined;
+    fragments: Fragment[];
+    count: number;
+  } = { compiled: undefined, fragments: [], count: 0 };
+
+  /**
+   * The fragments of the answer of render number `render` (`Rendered.render`) in the order
+   * written, while it is this writer's latest render
+   * (compression joins answers from pieces made per fragment); `undefined` for any other answer.
+   */
+  fragmentsOf(render: number | undefined): WrittenFragments | undefined {
+    const { written } = this;
+    if (render !== this.renders || written.compiled === undefined) return undefined;
+    return written as WrittenFragments;
+  }
 
   /**
    * After `rendered` was handed to Node as the answer to one request (`sendRendered`): if it is
@@ -146,6 +178,8 @@ export class AnswerWriter {
       c.compiled = undefined;
     }
     const body = this.write(c, inNameOrder ? compiled.nameOrder() : undefined);
+    this.written.compiled = compiled;
+    const render = ++this.renders;
     const etag = c.tag.etag();
     const cache = key === undefined ? undefined : compiled.answers;
     if (
@@ -161,7 +195,7 @@ export class AnswerWriter {
         staleAt: stableUntil,
       });
     }
-    return { body, etag };
+    return { body, etag, render };
   }
 
   /** The chosen fragments as one body, in visit order or in `order` (positions). */
@@ -179,26 +213,29 @@ export class AnswerWriter {
     out.set(this.prefix, 0);
     let at = this.prefix.length;
     const chosen = c.chosen;
+    const written = this.written.fragments;
     if (order === undefined) {
       for (let i = 0; i < c.count; i++) {
         if (i > 0) out[at++] = COMMA;
-        const bytes = (chosen[i] as Fragment).bytes;
-        out.set(bytes, at);
-        at += bytes.length;
+        const fragment = chosen[i] as Fragment;
+        written[i] = fragment;
+        out.set(fragment.bytes, at);
+        at += fragment.bytes.length;
       }
     } else {
       const { stamps, stamp } = c;
-      let first = true;
+      let count = 0;
       for (let i = 0; i < order.length; i++) {
         const position = order[i] as number;
         if (stamps[position] !== stamp) continue;
-        if (first) first = false;
-        else out[at++] = COMMA;
-        const bytes = (chosen[position] as Fragment).bytes;
-        out.set(bytes, at);
-        at += bytes.length;
+        if (count > 0) out[at++] = COMMA;
+        const fragment = chosen[position] as Fragment;
+        written[count++] = fragment;
+        out.set(fragment.bytes, at);
+        at += fragment.bytes.length;
       }
     }
+    this.written.count = c.count;
     out.set(this.suffix, at);
     return out.subarray(0, size);
   }
@@ -256,6 +293,11 @@ declare module 'fastify' {
      * changes, which compression may keep encoded copies of. Declared by `buildApp`.
      */
     sendsKeptBody: boolean;
+    /**
+     * The writer's render number of the body sent (`Rendered.render`; 0: none), from which
+     * compression may join the answer from pieces per fragment. Declared by `buildApp`.
+     */
+    sentRender: number;
   }
 }
 
@@ -285,6 +327,7 @@ export function sendRendered(
 ): FastifyReply {
   reply.headers(headers);
   reply.header('etag', rendered.etag);
+  if (rendered.render !== undefined) reply.sentRender = rendered.render;
   if ((conditionalPost || request.method !== 'POST') && notModified(request, rendered.etag)) {
     reply.removeHeader('content-type');
     return reply.code(304).send();
