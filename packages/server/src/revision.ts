@@ -1,6 +1,6 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import { isDatabaseUnreachable } from './db/availability.js';
-import type { Database, Queryable } from './db/database.js';
+import type { Database, Queryable, Transaction } from './db/database.js';
 import { CHANGE_LOG_CHANNEL, recordClientChanges } from './features/client-api/change-log.js';
 
 export interface Revisions {
@@ -17,12 +17,12 @@ export interface Revisions {
  * with more changes than `changesKept` gets a resync point instead of its events.
  */
 export async function bumpConfigRevision(
-  tx: Queryable,
+  tx: Transaction,
   changedFlags?: ReadonlySet<string>,
   changesKept?: number,
   changedEnvironments?: ReadonlySet<string>,
 ): Promise<void> {
-  await tx.query('UPDATE revision SET config = config + 1 WHERE id = 1');
+  tx.send('UPDATE revision SET config = config + 1 WHERE id = 1');
   await recordClientChanges(tx, false, changedFlags, changesKept, changedEnvironments);
 }
 

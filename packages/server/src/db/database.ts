@@ -10,13 +10,26 @@ export interface Queryable {
 }
 
 /**
+ * An open transaction. Besides its queries, it can `send` a statement whose result is not read
+ * without waiting for it: on PostgreSQL the statements sent go out with what follows them
+ * (pipelined), so a write of ten statements takes the round trips of its reads only.
+ */
+export interface Transaction extends Queryable {
+  /**
+   * Runs a statement whose result is not read, in order with the others, without waiting for
+   * it. Should it fail, the transaction does: the next `query` throws its error, or the commit.
+   */
+  send(sql: string, params?: readonly unknown[]): void;
+}
+
+/**
  * The one storage interface of flags-server: the same SQL runs on PostgreSQL (`pg` pool)
  * and on embedded PGlite, so every query is written once.
  */
 export interface Database extends Queryable {
   readonly kind: 'postgres' | 'pglite';
   /** Runs `fn` in one transaction: commit when it resolves, roll back when it throws. */
-  transaction<T>(fn: (tx: Queryable) => Promise<T>): Promise<T>;
+  transaction<T>(fn: (tx: Transaction) => Promise<T>): Promise<T>;
   /**
    * Calls `onNotify` on every `NOTIFY` on `channel` (a `pg_notify` in a transaction arrives at its
    * commit), and once more after each reconnection, since notifications sent while disconnected
@@ -40,6 +53,9 @@ export function openPostgres(url: string, options: PostgresOptions = {}): Databa
   const pool = new pg.Pool({
     connectionString: url,
     max: options.maxConnections ?? 10,
+    // A connection sends a transaction's statements without waiting for each answer (`send`,
+    // and queries issued together): a write costs the round trips of what it reads.
+    pipeline: true,
     // pg waits for ever by default: a database behind a dead network path would stall requests.
     connectionTimeoutMillis: options.connectTimeoutMs ?? 5000,
     // TCP keep-alive lets the OS notice a connection whose peer vanished without a reset.
@@ -48,30 +64,21 @@ export function openPostgres(url: string, options: PostgresOptions = {}): Databa
   });
   // An idle client losing its connection must not crash the process; the next query reconnects.
   pool.on('error', () => {});
+  const statements = new PreparedStatements();
   const wrap = (client: pg.Pool | pg.PoolClient): Queryable => ({
     async query<Row>(sql: string, params?: readonly unknown[]) {
-      const result = await client.query(sql, params as unknown[] | undefined);
+      const name = statements.nameOf(sql);
+      const result = await client.query(
+        name === undefined
+          ? { text: sql, values: params as unknown[] | undefined }
+          : { name, text: sql, values: params as unknown[] | undefined },
+      );
       return result.rows as Row[];
     },
     async exec(sql: string) {
       await client.query(sql);
     },
   });
-  // One connection runs one query at a time: queue the transaction's queries (callers may use
-  // Promise.all on a transaction like on the pool).
-  const serial = (client: pg.PoolClient): Queryable => {
-    const inner = wrap(client);
-    let tail: Promise<unknown> = Promise.resolve();
-    const enqueue = <T>(run: () => Promise<T>): Promise<T> => {
-      const next = tail.then(run, run);
-      tail = next.catch(() => {});
-      return next;
-    };
-    return {
-      query: (sql, params) => enqueue(() => inner.query(sql, params)),
-      exec: (sql) => enqueue(() => inner.exec(sql)),
-    };
-  };
   const base = wrap(pool);
   return {
     kind: 'postgres',
@@ -95,10 +102,13 @@ export function openPostgres(url: string, options: PostgresOptions = {}): Databa
       // query in flight rejects with it) must not become an uncaught 'error' event.
       const ignore = () => {};
       client.on('error', ignore);
+      const tx = new Pipelined(wrap(client));
       try {
-        await client.query('BEGIN');
-        const result = await fn(serial(client));
-        await client.query('COMMIT');
+        tx.send('BEGIN');
+        const result = await fn(tx);
+        await tx.query('COMMIT');
+        // A statement sent that failed turned the commit into a rollback, without an error.
+        await tx.settled();
         return result;
       } catch (error) {
         await client.query('ROLLBACK').catch(() => {});
@@ -110,6 +120,125 @@ export function openPostgres(url: string, options: PostgresOptions = {}): Databa
     },
     close: () => pool.end(),
   };
+}
+
+/**
+ * A transaction on one pipelined connection (`pipeline: true`): statements go out in the order
+ * called, each answered in that order, so a statement sent is never waited for, and reads issued
+ * together share a round trip. The first statement that fails is what every later one throws.
+ */
+class Pipelined implements Transaction {
+  private failure: { readonly error: unknown } | undefined;
+  private readonly sent: Promise<void>[] = [];
+
+  constructor(private readonly inner: Queryable) {}
+
+  async query<Row>(sql: string, params?: readonly unknown[]): Promise<Row[]> {
+    try {
+      return await this.inner.query<Row>(sql, params);
+    } catch (error) {
+      this.failed(error);
+      await this.settled();
+      throw error;
+    }
+  }
+
+  async exec(sql: string): Promise<void> {
+    try {
+      await this.inner.exec(sql);
+    } catch (error) {
+      this.failed(error);
+      await this.settled();
+      throw error;
+    }
+  }
+
+  send(sql: string, params?: readonly unknown[]): void {
+    this.sent.push(
+      this.inner.query(sql, params).then(
+        () => {},
+        (error: unknown) => this.failed(error),
+      ),
+    );
+  }
+
+  /**
+   * Keeps the transaction's first failure: the statements answered after it fail only because
+   * the transaction is aborted, and it is what every one of them throws. Statements answer in
+   * order, and their failures reach here in that order.
+   */
+  private failed(error: unknown): void {
+    this.failure ??= { error };
+  }
+
+  /** Once every statement sent has been answered: throws the first failure, if any. */
+  async settled(): Promise<void> {
+    await Promise.all(this.sent);
+    if (this.failure !== undefined) throw this.failure.error;
+  }
+}
+
+/** Most distinct statements prepared per pool; past it, statements are parsed each time. */
+const MAX_PREPARED = 1000;
+
+/**
+ * Names for the statements the server sends, so that each connection parses and plans a
+ * statement once and executes it from then on (node-postgres prepares a named statement on its
+ * first use on a connection). A toggle sends ~18 statements; parsing and planning each again
+ * was a large share of PostgreSQL's CPU per write. Bounded, in case some SQL text is built per
+ * call.
+ */
+class PreparedStatements {
+  private readonly names = new Map<string, string>();
+
+  nameOf(sql: string): string | undefined {
+    let name = this.names.get(sql);
+    if (name === undefined && this.names.size < MAX_PREPARED) {
+      name = `flags_${this.names.size}`;
+      this.names.set(sql, name);
+    }
+    return name;
+  }
+}
+
+/**
+ * A PGlite transaction: in one process, a statement sent simply runs before whatever is called
+ * next (there is no round trip to save).
+ */
+class InOrder implements Transaction {
+  private pending: Promise<unknown> = Promise.resolve();
+  private failure: { readonly error: unknown } | undefined;
+
+  constructor(private readonly inner: Queryable) {}
+
+  async query<Row>(sql: string, params?: readonly unknown[]): Promise<Row[]> {
+    await this.settled();
+    return this.inner.query<Row>(sql, params);
+  }
+
+  async exec(sql: string): Promise<void> {
+    await this.settled();
+    await this.inner.exec(sql);
+  }
+
+  send(sql: string, params?: readonly unknown[]): void {
+    this.pending = this.pending.then(() =>
+      this.failure === undefined
+        ? this.inner.query(sql, params).then(
+            () => {},
+            (error: unknown) => {
+              this.failure = { error };
+            },
+          )
+        : undefined,
+    );
+  }
+
+  /** Once every statement sent has run: throws the first failure among them. */
+  async settled(): Promise<void> {
+    await this.pending;
+    if (this.failure !== undefined) throw this.failure.error;
+  }
 }
 
 /** Embedded PostgreSQL (WASM). `dataDir` undefined → in memory. */
@@ -130,7 +259,13 @@ export async function openPglite(dataDir?: string): Promise<Database> {
     kind: 'pglite',
     query: base.query,
     exec: base.exec,
-    transaction: (fn) => db.transaction((tx) => fn(wrap(tx))),
+    transaction: (fn) =>
+      db.transaction(async (tx) => {
+        const inOrder = new InOrder(wrap(tx));
+        const result = await fn(inOrder);
+        await inOrder.settled();
+        return result;
+      }),
     async listen(channel, onNotify) {
       const unlisten = await db.listen(channel, () => onNotify());
       return async () => {

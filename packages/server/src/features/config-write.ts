@@ -1,4 +1,4 @@
-import type { Database, Queryable } from '../db/database.js';
+import type { Database, Transaction } from '../db/database.js';
 import { ApiError } from '../errors.js';
 import { bumpConfigRevision, type RevisionTracker } from '../revision.js';
 
@@ -60,7 +60,7 @@ export class ConfigWriteScope {
 export async function writeConfig<T>(
   db: Database,
   revisions: RevisionTracker,
-  write: (tx: Queryable, scope: ConfigWriteScope) => Promise<T>,
+  write: (tx: Transaction, scope: ConfigWriteScope) => Promise<T>,
 ): Promise<T> {
   const result = await db.transaction(async (tx) => {
     const scope = new ConfigWriteScope();

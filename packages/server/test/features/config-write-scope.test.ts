@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import type { FastifyInstance } from 'fastify';
-import type { Database, Queryable } from '../../src/db/database.js';
+import type { Database, Queryable, Transaction } from '../../src/db/database.js';
 import { migrate } from '../../src/db/migrate.js';
 import { bumpConfigRevision } from '../../src/revision.js';
 import { admin, backends, startApp } from '../helpers.js';
@@ -24,7 +24,17 @@ function countingRows(db: Database) {
   const wrapped: Database = {
     kind: db.kind,
     ...counted(db),
-    transaction: (fn) => db.transaction((tx) => fn(counted(tx))),
+    transaction: (fn) =>
+      db.transaction((tx) =>
+        fn({
+          ...counted(tx),
+          // Sent statements' results are never read: only their parameters count.
+          send(sql, params) {
+            parameters.push(...(params ?? []));
+            tx.send(sql, params);
+          },
+        } satisfies Transaction),
+      ),
     listen: (channel, onNotify, retryMs) => db.listen(channel, onNotify, retryMs),
     close: () => db.close(),
   };

@@ -74,6 +74,54 @@ for (const backend of backends) {
       }
     });
 
+    it('runs statements sent without waiting in order, and fails the transaction with the first failure', async () => {
+      const { db, cleanup } = await backend.open();
+      try {
+        await migrate(db);
+        // Sent statements run in order with the queries around them, and commit with them.
+        const seen = await db.transaction(async (tx) => {
+          tx.send("INSERT INTO projects (id, name) VALUES ('sent-1', 'One')");
+          tx.send('UPDATE projects SET name = $1 WHERE id = $2', ['Renamed', 'sent-1']);
+          return tx.query<{ name: string }>("SELECT name FROM projects WHERE id = 'sent-1'");
+        });
+        assert.deepEqual(seen, [{ name: 'Renamed' }]);
+        assert.equal((await db.query("SELECT 1 FROM projects WHERE id = 'sent-1'")).length, 1);
+        // A sent statement that fails: the next query throws its error, and nothing commits.
+        await assert.rejects(
+          db.transaction(async (tx) => {
+            tx.send("INSERT INTO projects (id, name) VALUES ('sent-2', 'Two')");
+            tx.send("INSERT INTO projects (id, name) VALUES ('sent-2', 'Clash')");
+            await tx.query('SELECT 1');
+          }),
+          (error: { code?: string }) => error.code === '23505',
+        );
+        // Failing only at the commit (nothing awaited after it) still fails the transaction.
+        await assert.rejects(
+          db.transaction(async (tx) => {
+            tx.send("INSERT INTO projects (id, name) VALUES ('sent-3', 'Three')");
+            tx.send("INSERT INTO projects (id, name) VALUES ('sent-3', 'Clash')");
+          }),
+          (error: { code?: string }) => error.code === '23505',
+        );
+        // Reads issued together: whichever the caller sees, it is the first failure (a NUL byte),
+        // not the aborted transaction's error of the reads answered after it.
+        await assert.rejects(
+          db.transaction(async (tx) => {
+            const indirect = async () =>
+              (await tx.query('SELECT 1 FROM projects WHERE id = $1', ['\u0000'])).length;
+            await Promise.all([indirect(), tx.query('SELECT 1'), tx.query('SELECT 2')]);
+          }),
+          (error: { code?: string }) => error.code === '22021',
+        );
+        const left = await db.query<{ id: string }>(
+          "SELECT id FROM projects WHERE id LIKE 'sent-%' ORDER BY id",
+        );
+        assert.deepEqual(left, [{ id: 'sent-1' }]);
+      } finally {
+        await cleanup();
+      }
+    });
+
     it('shares one database between two server instances (revision check interval)', async () => {
       const { db, cleanup } = await backend.open();
       const one = await startApp(db, { revisionCheckMs: 50 });

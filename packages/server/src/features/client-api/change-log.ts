@@ -2,8 +2,8 @@ import { createHash } from 'node:crypto';
 import type { DeltaEvent } from '@flags/engine';
 import type { ClientFeature, Segment } from '@flags/schemas';
 import { ADVISORY_LOCK_KEYS } from '../../db/advisory-locks.js';
-import type { Queryable } from '../../db/database.js';
-import { readClientConfiguration } from './client-features-store.js';
+import type { Queryable, Transaction } from '../../db/database.js';
+import { type ClientConfiguration, readClientConfiguration } from './client-features-store.js';
 
 /** The NOTIFY channel of the change log: its payload is empty, listeners read the events. */
 export const CHANGE_LOG_CHANNEL = 'flags_client_changes';
@@ -85,19 +85,26 @@ async function environmentsToDiff(
  * Returns how many rows were appended.
  */
 export async function recordClientChanges(
-  tx: Queryable,
+  tx: Transaction,
   atStart = false,
   changedFlags?: ReadonlySet<string>,
   resyncAbove = Number.POSITIVE_INFINITY,
   changedEnvironments?: ReadonlySet<string>,
 ): Promise<number> {
-  await tx.query('SELECT pg_advisory_xact_lock($1)', [ADVISORY_LOCK_KEYS.clientChangeLog]);
-  const { environments, known } = await environmentsToDiff(tx);
+  // Sent: the reads after it are answered once it holds the lock.
+  tx.send('SELECT pg_advisory_xact_lock($1)', [ADVISORY_LOCK_KEYS.clientChangeLog]);
+  // A write that names its flags and environments (a toggle) reads them with the environments,
+  // in one round trip on PostgreSQL; the reads are used when every environment has a state.
+  const named = changedFlags !== undefined ? [...changedFlags] : undefined;
+  const [{ environments, known }, ...readAhead] = await Promise.all([
+    environmentsToDiff(tx),
+    ...(named !== undefined && named.length > 0 && changedEnvironments !== undefined
+      ? [...changedEnvironments].map((environment) => namedState(tx, environment, named))
+      : []),
+  ]);
   // An environment without a recorded state is recorded whole.
   const names =
-    changedFlags && environments.every((environment) => known.has(environment))
-      ? [...changedFlags]
-      : undefined;
+    named && environments.every((environment) => known.has(environment)) ? named : undefined;
   if (names?.length === 0) return 0;
   const diffed =
     names && changedEnvironments
@@ -105,23 +112,13 @@ export async function recordClientChanges(
       : environments;
   let appended = 0;
   for (const environment of diffed) {
-    const configuration = await readClientConfiguration(tx, {
-      environment,
-      projects: undefined,
-      namePrefix: undefined,
-      tags: undefined,
-      inlineSegmentConstraints: false,
-      names,
-    });
-    const previous = names
-      ? await recordedStateOf(tx, environment, names, configuration.segments ?? [])
-      : await tx.query<StateRow>(
-          'SELECT kind, key, project, hash FROM client_change_state WHERE environment = $1',
-          [environment],
-        );
+    const { configuration, previous } = names
+      ? (readAhead.find((read) => read.environment === environment) ??
+        (await namedState(tx, environment, names)))
+      : await wholeState(tx, environment);
     const diff = diffState(previous, configuration.features, configuration.segments ?? []);
     if (!known.has(environment)) {
-      await tx.query(
+      tx.send(
         `INSERT INTO client_change_environments (environment, floor)
          SELECT $1, COALESCE(max(id), 0) FROM client_change_events`,
         [environment],
@@ -129,40 +126,71 @@ export async function recordClientChanges(
     }
     if (known.has(environment) || !atStart) {
       const events = diff.events.length > resyncAbove ? [RESYNC] : diff.events;
-      await appendEvents(tx, environment, events);
+      appendEvents(tx, environment, events);
       appended += events.length;
     }
-    await writeState(tx, environment, diff);
+    writeState(tx, environment, diff);
   }
-  if (appended > 0) await tx.query('SELECT pg_notify($1, $2)', [CHANGE_LOG_CHANNEL, '']);
+  if (appended > 0) tx.send('SELECT pg_notify($1, $2)', [CHANGE_LOG_CHANNEL, '']);
   return appended;
 }
 
+/** Everything the client API serves of `environment`, for a whole diff. */
+function wholeEnvironment(environment: string, names?: readonly string[]) {
+  return {
+    environment,
+    projects: undefined,
+    namePrefix: undefined,
+    tags: undefined,
+    inlineSegmentConstraints: false,
+    names,
+  };
+}
+
+/** What the client API serves of `environment`, and its whole recorded state. */
+async function wholeState(
+  tx: Queryable,
+  environment: string,
+): Promise<{ configuration: ClientConfiguration; previous: StateRow[] }> {
+  const [configuration, previous] = await Promise.all([
+    readClientConfiguration(tx, wholeEnvironment(environment)),
+    tx.query<StateRow>(
+      'SELECT kind, key, project, hash FROM client_change_state WHERE environment = $1',
+      [environment],
+    ),
+  ]);
+  return { configuration, previous };
+}
+
 /**
- * The recorded state a scoped diff compares with: the changed flags, the segments they use now,
- * and the recorded segments no enabled strategy of a live flag uses any more (to be removed).
- * Segments other flags still use are left out, so the diff leaves them alone. The names are
- * arrays (`= ANY`), which the index finds; a subquery under OR would scan the environment's state.
+ * What the client API serves of the flags `names` in `environment`, and their recorded state:
+ * the flags' rows, and the rows of the segments they use or that no enabled strategy uses any
+ * more (those are diffed; the others are not these flags' concern). Read together.
  */
-async function recordedStateOf(
+async function namedState(
   tx: Queryable,
   environment: string,
   names: readonly string[],
-  usedSegments: readonly Segment[],
-): Promise<StateRow[]> {
-  return tx.query<StateRow>(
-    `SELECT kind, key, project, hash FROM client_change_state st
-      WHERE st.environment = $1
-        AND (
-          (st.kind = 'feature' AND st.key = ANY($2::text[]))
-          OR (st.kind = 'segment' AND (
-            st.key = ANY($3::text[])
-            OR NOT EXISTS (
-              SELECT 1 FROM feature_strategies s JOIN features f ON f.name = s.feature_name
-               WHERE s.environment = $1 AND NOT s.disabled AND f.archived_at IS NULL
-                 AND s.segments @> to_jsonb(st.key::int)))))`,
-    [environment, names, usedSegments.map((segment) => String(segment.id))],
+): Promise<{ environment: string; configuration: ClientConfiguration; previous: StateRow[] }> {
+  const [configuration, recorded] = await Promise.all([
+    readClientConfiguration(tx, wholeEnvironment(environment, names)),
+    tx.query<StateRow & { unused: boolean }>(
+      `SELECT kind, key, project, hash,
+              st.kind = 'segment' AND NOT EXISTS (
+                SELECT 1 FROM feature_strategies s JOIN features f ON f.name = s.feature_name
+                 WHERE s.environment = $1 AND NOT s.disabled AND f.archived_at IS NULL
+                   AND s.segments @> to_jsonb(st.key::int)) AS unused
+         FROM client_change_state st
+        WHERE st.environment = $1
+          AND ((st.kind = 'feature' AND st.key = ANY($2::text[])) OR st.kind = 'segment')`,
+      [environment, names],
+    ),
+  ]);
+  const used = new Set((configuration.segments ?? []).map((segment) => String(segment.id)));
+  const previous = recorded.filter(
+    (row) => row.kind === 'feature' || row.unused || used.has(row.key),
   );
+  return { environment, configuration, previous };
 }
 
 /** The project a feature event belongs to (`null`: every client of the environment gets it). */
@@ -267,11 +295,7 @@ function diffState(
 }
 
 /** One statement for all of them (an import may change thousands of flags), ids in list order. */
-async function appendEvents(
-  tx: Queryable,
-  environment: string,
-  events: readonly PendingEvent[],
-): Promise<void> {
+function appendEvents(tx: Transaction, environment: string, events: readonly PendingEvent[]): void {
   if (events.length === 0) return;
   // The JSON of the rows built around each event's text, not serialized again.
   const rows = events.map(
@@ -279,7 +303,7 @@ async function appendEvents(
       `{"project":${JSON.stringify(eventProject(event))},` +
       `"featureName":${JSON.stringify(eventFeatureName(event))},"event":${json}}`,
   );
-  await tx.query(
+  tx.send(
     `INSERT INTO client_change_events (environment, project, feature_name, event)
      SELECT $1, r.value->>'project', r.value->>'featureName', r.value->'event'
        FROM jsonb_array_elements($2::jsonb) WITH ORDINALITY AS r(value, position)
@@ -288,9 +312,9 @@ async function appendEvents(
   );
 }
 
-async function writeState(tx: Queryable, environment: string, diff: StateDiff): Promise<void> {
+function writeState(tx: Transaction, environment: string, diff: StateDiff): void {
   if (diff.removals.length > 0) {
-    await tx.query(
+    tx.send(
       `DELETE FROM client_change_state
         WHERE environment = $1
           AND kind || E'\\n' || key IN (SELECT jsonb_array_elements_text($2::jsonb))`,
@@ -298,7 +322,7 @@ async function writeState(tx: Queryable, environment: string, diff: StateDiff): 
     );
   }
   if (diff.upserts.length > 0) {
-    await tx.query(
+    tx.send(
       `INSERT INTO client_change_state (environment, kind, key, project, hash)
        SELECT $1, r.kind, r.key, r.project, r.hash
          FROM jsonb_to_recordset($2::jsonb) AS r(kind text, key text, project text, hash text)

@@ -61,6 +61,39 @@ const stringParameters = (parameters: Record<string, unknown>): Record<string, s
 };
 
 /**
+ * The enabled strategies and the dependencies of the flags `names` (an array of a few names, or
+ * the JSON of every name read). A few names are looked up as an array, which the index finds: the
+ * planner takes a jsonb subquery for 100 rows and, on tables not analyzed since an import, scans
+ * the environment's every strategy. A read of everything keeps the subquery.
+ */
+function readDetails(
+  db: Queryable,
+  environment: string,
+  names: string[] | string,
+  few: boolean,
+): Promise<[StrategyRow[], DependencyRow[]]> {
+  const named = (column: string, parameter: string) =>
+    few
+      ? `${column} = ANY(${parameter}::text[])`
+      : `${column} IN (SELECT jsonb_array_elements_text(${parameter}::jsonb))`;
+  return Promise.all([
+    db.query<StrategyRow>(
+      `SELECT feature_name, strategy_name, parameters, constraints, variants, segments
+         FROM feature_strategies
+        WHERE environment = $1 AND NOT disabled AND ${named('feature_name', '$2')}
+        ORDER BY feature_name, sort_order, created_at, position, id`,
+      [environment, names],
+    ),
+    db.query<DependencyRow>(
+      `SELECT child, parent, enabled, variants FROM feature_dependencies
+        WHERE ${named('child', '$1')}
+        ORDER BY child, parent`,
+      [names],
+    ),
+  ]);
+}
+
+/**
  * Reads the configuration one client API query can see, in the client API shape
  * (`GET /api/client/features`): non-archived flags ordered by name, their enabled strategies in
  * `sortOrder`, variants of the environment, dependencies, and the segments the strategies use.
@@ -70,7 +103,7 @@ export async function readClientConfiguration(
   query: FeatureQuery,
 ): Promise<ClientConfiguration> {
   const tagKeys = query.tags?.map(([type, value]) => `${type}:${value}`);
-  const features = await db.query<FeatureRow>(
+  const featuresRead = db.query<FeatureRow>(
     `SELECT f.name, f.type, f.project, f.stale, f.description, f.impression_data,
             COALESCE(fe.enabled, false) AS enabled, COALESCE(fe.variants, '[]'::jsonb) AS variants
        FROM features f
@@ -94,33 +127,30 @@ export async function readClientConfiguration(
       query.names ? [...query.names] : null,
     ],
   );
+  // A read of named flags (a write's diff) asks for their strategies and dependencies with the
+  // flags, in one round trip on PostgreSQL; those of a name that is archived are left out.
+  const [features, named] = await Promise.all([
+    featuresRead,
+    query.names ? readDetails(db, query.environment, [...query.names], true) : undefined,
+  ]);
   if (features.length === 0) {
     return { features: [], segments: query.inlineSegmentConstraints ? undefined : [] };
   }
   const featureNames = features.map((feature) => feature.name);
-  // A read of a few named flags (a write's diff) looks them up as an array, which the index finds:
-  // the planner takes a jsonb subquery for 100 rows and, on tables not analyzed since an import,
-  // scans the environment's every strategy. A read of everything keeps the subquery.
-  const named = (column: string, parameter: string) =>
-    query.names
-      ? `${column} = ANY(${parameter}::text[])`
-      : `${column} IN (SELECT jsonb_array_elements_text(${parameter}::jsonb))`;
-  const names = query.names ? featureNames : JSON.stringify(featureNames);
-  const [strategies, dependencies] = await Promise.all([
-    db.query<StrategyRow>(
-      `SELECT feature_name, strategy_name, parameters, constraints, variants, segments
-         FROM feature_strategies
-        WHERE environment = $1 AND NOT disabled AND ${named('feature_name', '$2')}
-        ORDER BY feature_name, sort_order, created_at, position, id`,
-      [query.environment, names],
-    ),
-    db.query<DependencyRow>(
-      `SELECT child, parent, enabled, variants FROM feature_dependencies
-        WHERE ${named('child', '$1')}
-        ORDER BY child, parent`,
-      [names],
-    ),
-  ]);
+  let strategies: StrategyRow[];
+  let dependencies: DependencyRow[];
+  if (named === undefined) {
+    [strategies, dependencies] = await readDetails(
+      db,
+      query.environment,
+      JSON.stringify(featureNames),
+      false,
+    );
+  } else {
+    const active = new Set(featureNames);
+    strategies = named[0].filter((row) => active.has(row.feature_name));
+    dependencies = named[1].filter((row) => active.has(row.child));
+  }
   const segmentIds = new Set<number>();
   for (const strategy of strategies) for (const id of strategy.segments) segmentIds.add(id);
   const segmentRows =

@@ -1,5 +1,5 @@
 import type { Actor } from '../../auth/actor.js';
-import type { Queryable } from '../../db/database.js';
+import type { Queryable, Transaction } from '../../db/database.js';
 import type { EventType } from './event-types.js';
 
 /** A flag's tag as events carry it. */
@@ -37,13 +37,13 @@ export interface StoredEvent {
   tags: EventTag[];
 }
 
-/** Records one event; call it inside the write's transaction, so it commits with the write. */
-export async function recordEvent(tx: Queryable, event: NewEvent): Promise<void> {
-  await recordEvents(tx, [event]);
+/** Records one event in the write's transaction (sent: see `Transaction.send`), so it commits with it. */
+export function recordEvent(tx: Transaction, event: NewEvent): void {
+  recordEvents(tx, [event]);
 }
 
 /** Records events in list order with one statement (an import may record thousands). */
-export async function recordEvents(tx: Queryable, events: readonly NewEvent[]): Promise<void> {
+export function recordEvents(tx: Transaction, events: readonly NewEvent[]): void {
   if (events.length === 0) return;
   const rows = events.map((event) => ({
     type: event.type,
@@ -56,7 +56,7 @@ export async function recordEvents(tx: Queryable, events: readonly NewEvent[]): 
     pre_data: event.preData ?? null,
     tags: event.tags ?? [],
   }));
-  await tx.query(
+  tx.send(
     `INSERT INTO events (type, created_by, created_by_user_id, project, environment, feature_name,
                          data, pre_data, tags)
      SELECT r.value->>'type', r.value->>'created_by', (r.value->>'created_by_user_id')::int,

@@ -1,6 +1,7 @@
 import type { JsonSchemaToTsProvider } from '@fastify/type-provider-json-schema-to-ts';
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import type { Actor } from '../../auth/actor.js';
+import type { Transaction } from '../../db/database.js';
 import { ApiError } from '../../errors.js';
 import { type NewEvent, recordEvent, tagsOfFlag } from '../events/event-store.js';
 import { EVENT_TYPES } from '../events/event-types.js';
@@ -53,7 +54,7 @@ export function featureStrategyRoutes(
   };
 
   const eventOf = async (
-    tx: Parameters<typeof tagsOfFlag>[0],
+    tx: Transaction,
     flag: FlagRow,
     environment: string,
     by: Actor,
@@ -74,7 +75,7 @@ export function featureStrategyRoutes(
    * was on.
    */
   const offWithoutEnabledStrategies = async (
-    tx: Parameters<typeof tagsOfFlag>[0],
+    tx: Transaction,
     flag: FlagRow,
     environment: string,
     by: Actor,

@@ -1,7 +1,7 @@
 import type { JsonSchemaToTsProvider } from '@fastify/type-provider-json-schema-to-ts';
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import type { Actor } from '../../auth/actor.js';
-import type { Queryable } from '../../db/database.js';
+import type { Queryable, Transaction } from '../../db/database.js';
 import { ApiError } from '../../errors.js';
 import { recordEvent, tagsOfFlag } from '../events/event-store.js';
 import { EVENT_TYPES } from '../events/event-types.js';
@@ -29,14 +29,23 @@ async function currentVariants(tx: Queryable, name: string, environment: string)
   return rows[0]?.variants ?? [];
 }
 
-/** Writes a flag's state in an environment, creating its row when missing. */
-async function setEnvironmentState(
-  tx: Queryable,
+/** Whether the flag is on in the environment. */
+async function enabledIn(tx: Queryable, name: string, environment: string): Promise<boolean> {
+  const rows = await tx.query<{ enabled: boolean }>(
+    'SELECT enabled FROM feature_environments WHERE feature_name = $1 AND environment = $2',
+    [name, environment],
+  );
+  return rows[0]?.enabled === true;
+}
+
+/** Writes a flag's state in an environment, creating its row when missing (sent). */
+function setEnvironmentState(
+  tx: Transaction,
   name: string,
   environment: string,
   state: { enabled?: boolean; variants?: unknown[] },
-): Promise<void> {
-  await tx.query(
+): void {
+  tx.send(
     `INSERT INTO feature_environments (feature_name, environment, enabled, variants)
      VALUES ($1, $2, COALESCE($3::boolean, false), COALESCE($4::jsonb, '[]'::jsonb))
      ON CONFLICT (feature_name, environment) DO UPDATE
@@ -51,31 +60,49 @@ async function setEnvironmentState(
   );
 }
 
+/** What a toggle reads before it writes: all of it in one round trip on PostgreSQL. */
+interface ToggleState {
+  readonly enabled: boolean;
+  readonly strategies: Awaited<ReturnType<typeof listStrategies>>;
+  readonly tags: Awaited<ReturnType<typeof tagsOfFlag>>;
+}
+
+/** The flag's toggle state in `environment`; 404 when the project does not have it. */
+async function toggleState(
+  tx: Transaction,
+  flag: FlagRow,
+  environment: string,
+  withStrategies: boolean,
+): Promise<ToggleState> {
+  const [, enabled, strategies, tags] = await Promise.all([
+    requireProjectEnvironment(tx, flag.project, environment),
+    enabledIn(tx, flag.name, environment),
+    withStrategies ? listStrategies(tx, flag.name, environment) : [],
+    tagsOfFlag(tx, flag.name),
+  ]);
+  return { enabled, strategies, tags };
+}
+
 /**
  * Turns a flag on in an environment as unleash-server does: with `shouldActivateDisabledStrategies`
  * its disabled strategies are enabled; when it has none left enabled, a 100 % `flexibleRollout`
  * is added. Nothing is written (nor recorded) when it is on already.
  */
 async function turnOn(
-  tx: Queryable,
+  tx: Transaction,
   flag: FlagRow,
   environment: string,
   by: Actor,
   activateDisabled: boolean,
 ): Promise<void> {
-  const before = await tx.query<{ enabled: boolean }>(
-    'SELECT enabled FROM feature_environments WHERE feature_name = $1 AND environment = $2',
-    [flag.name, environment],
-  );
-  if (before[0]?.enabled) return;
-  const strategies = await listStrategies(tx, flag.name, environment);
-  const tags = await tagsOfFlag(tx, flag.name);
+  const { enabled, strategies, tags } = await toggleState(tx, flag, environment, true);
+  if (enabled) return;
   const common = { by, project: flag.project, environment, featureName: flag.name, tags };
   if (activateDisabled) {
     for (const strategy of strategies.filter((s) => s.disabled)) {
-      await tx.query('UPDATE feature_strategies SET disabled = false WHERE id = $1', [strategy.id]);
+      tx.send('UPDATE feature_strategies SET disabled = false WHERE id = $1', [strategy.id]);
       const { environment: _, ...preData } = strategy;
-      await recordEvent(tx, {
+      recordEvent(tx, {
         ...common,
         type: EVENT_TYPES.featureStrategyUpdate,
         data: { ...preData, disabled: false },
@@ -93,10 +120,30 @@ async function turnOn(
       environment,
       defaultRollout(flag.name, await nextSortOrder(tx, flag.name, environment)),
     );
-    await recordEvent(tx, { ...common, type: EVENT_TYPES.featureStrategyAdd, data: added });
+    recordEvent(tx, { ...common, type: EVENT_TYPES.featureStrategyAdd, data: added });
   }
-  await setEnvironmentState(tx, flag.name, environment, { enabled: true });
-  await recordEvent(tx, { ...common, type: EVENT_TYPES.featureEnvironmentEnabled });
+  setEnvironmentState(tx, flag.name, environment, { enabled: true });
+  recordEvent(tx, { ...common, type: EVENT_TYPES.featureEnvironmentEnabled });
+}
+
+/** Turns a flag off in an environment; nothing is written (nor recorded) when it is off already. */
+async function turnOff(
+  tx: Transaction,
+  flag: FlagRow,
+  environment: string,
+  by: Actor,
+): Promise<void> {
+  const { enabled, tags } = await toggleState(tx, flag, environment, false);
+  if (!enabled) return;
+  setEnvironmentState(tx, flag.name, environment, { enabled: false });
+  recordEvent(tx, {
+    type: EVENT_TYPES.featureEnvironmentDisabled,
+    by,
+    project: flag.project,
+    environment,
+    featureName: flag.name,
+    tags,
+  });
 }
 
 /** A flag in one environment: its state, turning it on and off, its variants. */
@@ -152,7 +199,6 @@ export function flagEnvironmentRoutes(
         await writeFlag(deps, request, { project, feature }, async (tx, flag, by, scope) => {
           // Its state, strategies and events are this environment's: the others are not diffed.
           scope.onlyIn(environment);
-          await requireProjectEnvironment(tx, project, environment);
           if (action === 'on') {
             await turnOn(
               tx,
@@ -161,22 +207,7 @@ export function flagEnvironmentRoutes(
               by,
               request.query.shouldActivateDisabledStrategies === true,
             );
-            return;
-          }
-          const before = await tx.query<{ enabled: boolean }>(
-            'SELECT enabled FROM feature_environments WHERE feature_name = $1 AND environment = $2',
-            [flag.name, environment],
-          );
-          if (!before[0]?.enabled) return;
-          await setEnvironmentState(tx, flag.name, environment, { enabled: false });
-          await recordEvent(tx, {
-            type: EVENT_TYPES.featureEnvironmentDisabled,
-            by,
-            project,
-            environment,
-            featureName: flag.name,
-            tags: await tagsOfFlag(tx, flag.name),
-          });
+          } else await turnOff(tx, flag, environment, by);
         });
         return reply.status(200).send();
       },

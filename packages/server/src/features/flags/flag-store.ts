@@ -1,4 +1,4 @@
-import type { Queryable } from '../../db/database.js';
+import type { Queryable, Transaction } from '../../db/database.js';
 import { ApiError } from '../../errors.js';
 import { type EventTag, tagsOfFlag } from '../events/event-store.js';
 import { type FeatureStrategy, listStrategies } from './feature-strategy-store.js';
@@ -78,8 +78,8 @@ export async function lockFlag(
 }
 
 /** Marks a change of the flag, its strategies, variants, environments or dependencies. */
-export async function bumpFlagVersion(tx: Queryable, name: string): Promise<void> {
-  await tx.query('UPDATE features SET version = version + 1 WHERE name = $1', [name]);
+export function bumpFlagVersion(tx: Transaction, name: string): void {
+  tx.send('UPDATE features SET version = version + 1 WHERE name = $1', [name]);
 }
 
 /** 404 unless the environment exists and is enabled for the project. */

@@ -1,6 +1,6 @@
 import type { FastifyRequest } from 'fastify';
 import { type Actor, actorOf } from '../../auth/actor.js';
-import type { Database, Queryable } from '../../db/database.js';
+import type { Database, Transaction } from '../../db/database.js';
 import type { RevisionTracker } from '../../revision.js';
 import { type ConfigWriteScope, writeConfig } from '../config-write.js';
 import { bumpFlagVersion, type FlagRow, lockFlag } from './flag-store.js';
@@ -26,14 +26,14 @@ export function writeFlag<T>(
   deps: FlagDeps,
   request: FastifyRequest,
   target: { project: string; feature: string },
-  write: (tx: Queryable, flag: FlagRow, actor: Actor, scope: ConfigWriteScope) => Promise<T>,
+  write: (tx: Transaction, flag: FlagRow, actor: Actor, scope: ConfigWriteScope) => Promise<T>,
 ): Promise<T> {
   const actor = actorOf(request);
   return writeConfig(deps.db, deps.revisions, async (tx, scope) => {
     const flag = await lockFlag(tx, target.project, target.feature, ifMatchOf(request));
     scope.flags(flag.name);
     const result = await write(tx, flag, actor, scope);
-    await bumpFlagVersion(tx, flag.name);
+    bumpFlagVersion(tx, flag.name);
     return result;
   });
 }

@@ -1,7 +1,7 @@
 import type { ImportRequest } from '@flags/schemas';
 import type { Actor } from '../../auth/actor.js';
 import { ADVISORY_LOCK_KEYS } from '../../db/advisory-locks.js';
-import type { Queryable } from '../../db/database.js';
+import type { Queryable, Transaction } from '../../db/database.js';
 import { environmentExists } from '../environments/environment-store.js';
 import { type NewEvent, recordEvents } from '../events/event-store.js';
 import { EVENT_TYPES } from '../events/event-types.js';
@@ -119,7 +119,7 @@ export interface ImportRows {
  * `feature-environment-enabled`/`-disabled` for each flag whose state in the environment changed,
  * and one `features-imported`.
  */
-export async function writeImport(tx: Queryable, rows: ImportRows): Promise<void> {
+export async function writeImport(tx: Transaction, rows: ImportRows): Promise<void> {
   const { project, environment } = rows;
   const names = json([...new Set(rows.features.map((feature) => feature.name))]);
   const before = await tx.query<{ name: string; enabled: boolean | null }>(

@@ -1,7 +1,7 @@
 import type { JsonSchemaToTsProvider } from '@fastify/type-provider-json-schema-to-ts';
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { type Actor, actorOf } from '../../auth/actor.js';
-import type { Database, Queryable } from '../../db/database.js';
+import type { Database, Queryable, Transaction } from '../../db/database.js';
 import { ApiError } from '../../errors.js';
 import { idSchema, refuseDuplicate } from '../config-write.js';
 import { recordEvent } from '../events/event-store.js';
@@ -52,7 +52,10 @@ export function strategyRoutes(
   const typed = app.withTypeProvider<JsonSchemaToTsProvider>();
 
   /** One write to a definition and its event, committed together. */
-  const write = <T>(request: FastifyRequest, change: (tx: Queryable, by: Actor) => Promise<T>) => {
+  const write = <T>(
+    request: FastifyRequest,
+    change: (tx: Transaction, by: Actor) => Promise<T>,
+  ) => {
     const actor = actorOf(request);
     return db.transaction((tx) => change(tx, actor));
   };

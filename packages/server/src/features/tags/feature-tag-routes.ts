@@ -1,7 +1,7 @@
 import type { JsonSchemaToTsProvider } from '@fastify/type-provider-json-schema-to-ts';
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { type Actor, actorOf } from '../../auth/actor.js';
-import type { Database, Queryable } from '../../db/database.js';
+import type { Database, Transaction } from '../../db/database.js';
 import { ApiError } from '../../errors.js';
 import type { RevisionTracker } from '../../revision.js';
 import { writeConfig } from '../config-write.js';
@@ -138,7 +138,7 @@ export function featureTagRoutes(
 
 /** `feature-untagged` then `feature-tagged` events of one flag, each with the flag's tags after. */
 export async function recordTagEvents(
-  tx: Queryable,
+  tx: Transaction,
   actor: Actor,
   flag: { name: string; project: string },
   tagged: readonly Tag[],
