@@ -72,9 +72,9 @@ export async function readEventsSince(
 ): Promise<StoredEvent[]> {
   const rows = await db.query<EventRow>(
     `SELECT id::text AS id, environment, project, feature_name, event FROM client_change_events
-      WHERE id > $1 AND ($2::text IS NULL OR environment = $2::text)
-      ORDER BY client_change_events.id LIMIT $3`,
-    [after, environment ?? null, limit],
+      WHERE id > $1${environment === undefined ? '' : ' AND environment = $3::text'}
+      ORDER BY client_change_events.id LIMIT $2`,
+    environment === undefined ? [after, limit] : [after, limit, environment],
   );
   return rows.map(toStored);
 }

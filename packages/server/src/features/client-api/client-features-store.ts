@@ -61,6 +61,48 @@ const stringParameters = (parameters: Record<string, unknown>): Record<string, s
 };
 
 /**
+ * The flags of `query` and their state in its environment: the statement and its parameters.
+ * Only the filters the query sets are in the text, so that each combination is a statement of its
+ * own, prepared once and planned as what it is (a read of a few named flags is an index lookup,
+ * a read of all of them a scan).
+ */
+function featuresStatement(query: FeatureQuery): [string, unknown[]] {
+  const parameters: unknown[] = [query.environment];
+  const filters = ['f.archived_at IS NULL'];
+  const parameter = (value: unknown) => {
+    parameters.push(value);
+    return `$${parameters.length}`;
+  };
+  if (query.projects) {
+    filters.push(
+      `f.project IN (SELECT jsonb_array_elements_text(${parameter(JSON.stringify(query.projects))}::jsonb))`,
+    );
+  }
+  if (query.namePrefix !== undefined) {
+    const prefix = parameter(query.namePrefix);
+    filters.push(`left(f.name, length(${prefix}::text)) = ${prefix}::text`);
+  }
+  if (query.tags) {
+    const keys = JSON.stringify(query.tags.map(([type, value]) => `${type}:${value}`));
+    filters.push(`EXISTS (
+      SELECT 1 FROM feature_tags t
+       WHERE t.feature_name = f.name
+         AND t.tag_type || ':' || t.tag_value IN (SELECT jsonb_array_elements_text(${parameter(keys)}::jsonb)))`);
+  }
+  // An array, not a subquery: = ANY of a known array is an index lookup.
+  if (query.names) filters.push(`f.name = ANY(${parameter([...query.names])}::text[])`);
+  return [
+    `SELECT f.name, f.type, f.project, f.stale, f.description, f.impression_data,
+            COALESCE(fe.enabled, false) AS enabled, COALESCE(fe.variants, '[]'::jsonb) AS variants
+       FROM features f
+       LEFT JOIN feature_environments fe ON fe.feature_name = f.name AND fe.environment = $1
+      WHERE ${filters.join('\n        AND ')}
+      ORDER BY f.name`,
+    parameters,
+  ];
+}
+
+/**
  * The enabled strategies and the dependencies of the flags `names` (an array of a few names, or
  * the JSON of every name read). A few names are looked up as an array, which the index finds: the
  * planner takes a jsonb subquery for 100 rows and, on tables not analyzed since an import, scans
@@ -102,31 +144,7 @@ export async function readClientConfiguration(
   db: Queryable,
   query: FeatureQuery,
 ): Promise<ClientConfiguration> {
-  const tagKeys = query.tags?.map(([type, value]) => `${type}:${value}`);
-  const featuresRead = db.query<FeatureRow>(
-    `SELECT f.name, f.type, f.project, f.stale, f.description, f.impression_data,
-            COALESCE(fe.enabled, false) AS enabled, COALESCE(fe.variants, '[]'::jsonb) AS variants
-       FROM features f
-       LEFT JOIN feature_environments fe ON fe.feature_name = f.name AND fe.environment = $1
-      WHERE f.archived_at IS NULL
-        AND ($2::jsonb IS NULL OR f.project IN (SELECT jsonb_array_elements_text($2::jsonb)))
-        AND ($3::text IS NULL OR left(f.name, length($3::text)) = $3::text)
-        AND ($4::jsonb IS NULL OR EXISTS (
-              SELECT 1 FROM feature_tags t
-               WHERE t.feature_name = f.name
-                 AND t.tag_type || ':' || t.tag_value IN (SELECT jsonb_array_elements_text($4::jsonb))))
-        -- An array, not a subquery: under OR a subquery stays a filter over every flag, while
-        -- = ANY of a known array is an index lookup.
-        AND ($5::text[] IS NULL OR f.name = ANY($5::text[]))
-      ORDER BY f.name`,
-    [
-      query.environment,
-      query.projects ? JSON.stringify(query.projects) : null,
-      query.namePrefix ?? null,
-      tagKeys ? JSON.stringify(tagKeys) : null,
-      query.names ? [...query.names] : null,
-    ],
-  );
+  const featuresRead = db.query<FeatureRow>(...featuresStatement(query));
   // A read of named flags (a write's diff) asks for their strategies and dependencies with the
   // flags, in one round trip on PostgreSQL; those of a name that is archived are left out.
   const [features, named] = await Promise.all([

@@ -64,11 +64,12 @@ export async function listStrategies(
   featureName: string,
   environment?: string,
 ): Promise<(FeatureStrategy & { environment: string })[]> {
+  // Two statements, not an optional filter: each is prepared once (`PreparedStatements`).
   const rows = await db.query<StrategyRow>(
     `SELECT ${COLUMNS} FROM feature_strategies
-      WHERE feature_name = $1 AND ($2::text IS NULL OR environment = $2)
+      WHERE feature_name = $1${environment === undefined ? '' : ' AND environment = $2'}
       ORDER BY environment, sort_order, created_at, position, id`,
-    [featureName, environment ?? null],
+    environment === undefined ? [featureName] : [featureName, environment],
   );
   return rows.map(fromRow);
 }

@@ -148,9 +148,9 @@ export async function flagEnvironments(
        FROM project_environments pe
        JOIN environments e ON e.name = pe.environment_name
        LEFT JOIN feature_environments fe ON fe.feature_name = $1 AND fe.environment = e.name
-      WHERE pe.project_id = $2 AND ($3::text IS NULL OR e.name = $3)
+      WHERE pe.project_id = $2${only === undefined ? '' : ' AND e.name = $3'}
       ORDER BY e.sort_order, e.name`,
-    [flag.name, flag.project, only ?? null],
+    only === undefined ? [flag.name, flag.project] : [flag.name, flag.project, only],
   );
   const strategies = await listStrategies(db, flag.name, only);
   return rows.map((row) => {
