@@ -14,16 +14,24 @@ export interface Revisions {
  * Call inside the write's transaction, so the bump commits (or rolls back) with the write. It
  * records the write's delta events too (`recordClientChanges`), in the same transaction, for the
  * `changedFlags` (in the `changedEnvironments`) only when the write names them; an environment
- * with more changes than `changesKept` gets a resync point instead of its events.
+ * with more changes than `changesKept` gets a resync point instead of its events. Returns the
+ * revisions as the write commits them (the row stays locked until then).
  */
 export async function bumpConfigRevision(
   tx: Transaction,
   changedFlags?: ReadonlySet<string>,
   changesKept?: number,
   changedEnvironments?: ReadonlySet<string>,
-): Promise<void> {
-  tx.send('UPDATE revision SET config = config + 1 WHERE id = 1');
+): Promise<Revisions> {
+  // Answered before the change log's reads, in the same round trip.
+  const bumped = tx.query<Revisions>(
+    'UPDATE revision SET config = config + 1 WHERE id = 1 RETURNING config::int AS config, tokens::int AS tokens',
+  );
+  // Its failure is the transaction's, thrown by what follows; never left unhandled.
+  bumped.catch(() => {});
   await recordClientChanges(tx, false, changedFlags, changesKept, changedEnvironments);
+  const [row] = await bumped;
+  return { config: Number(row?.config ?? 0), tokens: Number(row?.tokens ?? 0) };
 }
 
 /** Also wakes every process's change feed at commit: streams of a deleted token end. */
@@ -85,6 +93,20 @@ export class RevisionTracker {
     this.generation++;
     this.cached = undefined;
     this.pending = undefined;
+  }
+
+  /**
+   * After a write of this process committed `revisions` (`bumpConfigRevision`): they are current
+   * for `ttlMs`, so its next request does not read them again (unless newer ones are known).
+   */
+  committed(revisions: Revisions): void {
+    const known = this.lastKnown;
+    this.invalidate();
+    // Another write committed after this one and was seen already: read them again instead.
+    if (known && (known.config > revisions.config || known.tokens > revisions.tokens)) return;
+    this.cached = revisions;
+    this.lastKnown = revisions;
+    this.readAt = this.now();
   }
 
   private async read(): Promise<Revisions> {

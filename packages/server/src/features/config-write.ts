@@ -62,19 +62,19 @@ export async function writeConfig<T>(
   revisions: RevisionTracker,
   write: (tx: Transaction, scope: ConfigWriteScope) => Promise<T>,
 ): Promise<T> {
-  const result = await db.transaction(async (tx) => {
+  const { value, bumped } = await db.transaction(async (tx) => {
     const scope = new ConfigWriteScope();
     const value = await write(tx, scope);
-    await bumpConfigRevision(
+    const bumped = await bumpConfigRevision(
       tx,
       scope.changedFlags,
       revisions.changesKept,
       scope.changedEnvironments,
     );
-    return value;
+    return { value, bumped };
   });
-  revisions.invalidate();
-  return result;
+  revisions.committed(bumped);
+  return value;
 }
 
 /** Runs `create`; a PostgreSQL unique violation (23505) becomes a 409 naming `what`. */
