@@ -78,37 +78,27 @@ describe('JoinedGzip', () => {
   });
 
   it('joins an empty list, multi-byte names and fragments longer than the deflate window', () => {
+    // Each answer larger than the 32 KB deflate window.
     const big = 'x'.repeat(40_000);
+    const withBigVariant = (name: string) => ({
+      name,
+      enabled: true,
+      strategies: [{ name: 'default', parameters: {} }],
+      variants: [
+        {
+          name: 'big',
+          weight: 1000,
+          stickiness: 'default',
+          payload: { type: 'string', value: big },
+        },
+      ],
+    });
     const payload: ClientFeatures = {
       version: 2,
       features: [
         { name: 'off', enabled: false, strategies: [] },
-        {
-          name: 'große-änderung-🚀',
-          enabled: true,
-          strategies: [{ name: 'default', parameters: {} }],
-          variants: [
-            {
-              name: 'big',
-              weight: 1000,
-              stickiness: 'default',
-              payload: { type: 'string', value: big },
-            },
-          ],
-        },
-        {
-          name: 'next',
-          enabled: true,
-          strategies: [{ name: 'default', parameters: {} }],
-          variants: [
-            {
-              name: 'big',
-              weight: 1000,
-              stickiness: 'default',
-              payload: { type: 'string', value: big },
-            },
-          ],
-        },
+        withBigVariant('große-änderung-🚀'),
+        withBigVariant('next'),
       ],
     };
     const compiled = stateOf(payload);

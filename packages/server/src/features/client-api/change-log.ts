@@ -3,7 +3,11 @@ import type { DeltaEvent } from '@flags/engine';
 import type { ClientFeature, Segment } from '@flags/schemas';
 import { ADVISORY_LOCK_KEYS } from '../../db/advisory-locks.js';
 import type { Queryable, Transaction } from '../../db/database.js';
-import { type ClientConfiguration, readClientConfiguration } from './client-features-store.js';
+import {
+  type ClientConfiguration,
+  everyProject,
+  readClientConfiguration,
+} from './client-features-store.js';
 
 /** The NOTIFY channel of the change log: its payload is empty, listeners read the events. */
 export const CHANGE_LOG_CHANNEL = 'flags_client_changes';
@@ -135,25 +139,13 @@ export async function recordClientChanges(
   return appended;
 }
 
-/** Everything the client API serves of `environment`, for a whole diff. */
-function wholeEnvironment(environment: string, names?: readonly string[]) {
-  return {
-    environment,
-    projects: undefined,
-    namePrefix: undefined,
-    tags: undefined,
-    inlineSegmentConstraints: false,
-    names,
-  };
-}
-
 /** What the client API serves of `environment`, and its whole recorded state. */
 async function wholeState(
   tx: Queryable,
   environment: string,
 ): Promise<{ configuration: ClientConfiguration; previous: StateRow[] }> {
   const [configuration, previous] = await Promise.all([
-    readClientConfiguration(tx, wholeEnvironment(environment)),
+    readClientConfiguration(tx, everyProject(environment)),
     tx.query<StateRow>(
       'SELECT kind, key, project, hash FROM client_change_state WHERE environment = $1',
       [environment],
@@ -173,7 +165,7 @@ async function namedState(
   names: readonly string[],
 ): Promise<{ environment: string; configuration: ClientConfiguration; previous: StateRow[] }> {
   const [configuration, recorded] = await Promise.all([
-    readClientConfiguration(tx, wholeEnvironment(environment, names)),
+    readClientConfiguration(tx, everyProject(environment, names)),
     tx.query<StateRow & { unused: boolean }>(
       `SELECT kind, key, project, hash,
               st.kind = 'segment' AND NOT EXISTS (

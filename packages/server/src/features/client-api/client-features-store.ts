@@ -15,6 +15,21 @@ export interface FeatureQuery {
   readonly names?: readonly string[] | undefined;
 }
 
+/**
+ * The client API's view of every project of one environment, as a current SDK reads it (segments
+ * by reference); with `names`, of those flags only (a write's diff).
+ */
+export function everyProject(environment: string, names?: readonly string[]): FeatureQuery {
+  return {
+    environment,
+    projects: undefined,
+    namePrefix: undefined,
+    tags: undefined,
+    inlineSegmentConstraints: false,
+    names,
+  };
+}
+
 interface FeatureRow {
   name: string;
   type: string;

@@ -3,7 +3,7 @@ import type {
   ClientFeaturesCache,
   ServedConfiguration,
 } from '../client-api/client-features-cache.js';
-import type { FeatureQuery } from '../client-api/client-features-store.js';
+import { everyProject } from '../client-api/client-features-store.js';
 
 /** One environment's compiled state and the configuration it was compiled from. */
 interface Fed {
@@ -11,20 +11,6 @@ interface Fed {
   /** The revision and ETag of the configuration last compiled (or found unchanged). */
   revision: number;
   etag: string | undefined;
-}
-
-/**
- * The client API's view of every project of one environment, as a current SDK reads it (segments
- * by reference): the frontend API compiles the very payload `GET /api/client/features` serves.
- */
-export function everyProject(environment: string): FeatureQuery {
-  return {
-    environment,
-    projects: undefined,
-    namePrefix: undefined,
-    tags: undefined,
-    inlineSegmentConstraints: false,
-  };
 }
 
 /**

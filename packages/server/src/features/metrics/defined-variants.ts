@@ -3,7 +3,7 @@ import type {
   ClientFeaturesCache,
   ServedConfiguration,
 } from '../client-api/client-features-cache.js';
-import { everyProject } from '../frontend-api/frontend-states.js';
+import { everyProject } from '../client-api/client-features-store.js';
 
 /**
  * The variant SDKs report for a flag that gave no variant (off, or on without variants): stored
