@@ -60,25 +60,27 @@ function setEnvironmentState(
   );
 }
 
-/** What a toggle reads before it writes: all of it in one round trip on PostgreSQL. */
+/** What a toggle reads before it writes: all of it with the flag's lock, one wait on PostgreSQL. */
 interface ToggleState {
   readonly enabled: boolean;
   readonly strategies: Awaited<ReturnType<typeof listStrategies>>;
   readonly tags: Awaited<ReturnType<typeof tagsOfFlag>>;
 }
 
-/** The flag's toggle state in `environment`; 404 when the project does not have it. */
+/**
+ * The toggle state of `feature` of `project` in `environment`, read by the names in the URL (the
+ * flag's lock checks they are an active flag's); 404 when the project does not have the environment.
+ */
 async function toggleState(
   tx: Transaction,
-  flag: FlagRow,
-  environment: string,
+  { project, feature, environment }: { project: string; feature: string; environment: string },
   withStrategies: boolean,
 ): Promise<ToggleState> {
   const [, enabled, strategies, tags] = await Promise.all([
-    requireProjectEnvironment(tx, flag.project, environment),
-    enabledIn(tx, flag.name, environment),
-    withStrategies ? listStrategies(tx, flag.name, environment) : [],
-    tagsOfFlag(tx, flag.name),
+    requireProjectEnvironment(tx, project, environment),
+    enabledIn(tx, feature, environment),
+    withStrategies ? listStrategies(tx, feature, environment) : [],
+    tagsOfFlag(tx, feature),
   ]);
   return { enabled, strategies, tags };
 }
@@ -93,9 +95,9 @@ async function turnOn(
   flag: FlagRow,
   environment: string,
   by: Actor,
+  { enabled, strategies, tags }: ToggleState,
   activateDisabled: boolean,
 ): Promise<void> {
-  const { enabled, strategies, tags } = await toggleState(tx, flag, environment, true);
   if (enabled) return;
   const common = { by, project: flag.project, environment, featureName: flag.name, tags };
   if (activateDisabled) {
@@ -127,13 +129,13 @@ async function turnOn(
 }
 
 /** Turns a flag off in an environment; nothing is written (nor recorded) when it is off already. */
-async function turnOff(
+function turnOff(
   tx: Transaction,
   flag: FlagRow,
   environment: string,
   by: Actor,
-): Promise<void> {
-  const { enabled, tags } = await toggleState(tx, flag, environment, false);
+  { enabled, tags }: ToggleState,
+): void {
   if (!enabled) return;
   setEnvironmentState(tx, flag.name, environment, { enabled: false });
   recordEvent(tx, {
@@ -196,19 +198,29 @@ export function flagEnvironmentRoutes(
       },
       async function adminToggleFlagEnvironment(request, reply) {
         const { project, feature, environment } = request.params;
-        await writeFlag(deps, request, { project, feature }, async (tx, flag, by, scope) => {
-          // Its state, strategies and events are this environment's: the others are not diffed.
-          scope.onlyIn(environment);
-          if (action === 'on') {
-            await turnOn(
-              tx,
-              flag,
-              environment,
-              by,
-              request.query.shouldActivateDisabledStrategies === true,
-            );
-          } else await turnOff(tx, flag, environment, by);
-        });
+        await writeFlag(
+          deps,
+          request,
+          {
+            project,
+            feature,
+            readAhead: (tx) => toggleState(tx, request.params, action === 'on'),
+          },
+          async (tx, flag, by, scope, state) => {
+            // Its state, strategies and events are this environment's: the others are not diffed.
+            scope.onlyIn(environment);
+            if (action === 'on') {
+              await turnOn(
+                tx,
+                flag,
+                environment,
+                by,
+                state,
+                request.query.shouldActivateDisabledStrategies === true,
+              );
+            } else turnOff(tx, flag, environment, by, state);
+          },
+        );
         return reply.status(200).send();
       },
     );
@@ -230,24 +242,37 @@ export function flagEnvironmentRoutes(
     params: { project: string; feature: string; environment: string },
     next: (current: unknown[]) => unknown[],
   ) =>
-    writeFlag(deps, request, params, async (tx, flag, by, scope) => {
-      scope.onlyIn(params.environment);
-      await requireProjectEnvironment(tx, params.project, params.environment);
-      const before = await currentVariants(tx, flag.name, params.environment);
-      const variants = balanceVariants(next(before) as Parameters<typeof balanceVariants>[0]);
-      await setEnvironmentState(tx, flag.name, params.environment, { variants });
-      await recordEvent(tx, {
-        type: EVENT_TYPES.featureEnvironmentVariantsUpdated,
-        by,
-        project: params.project,
-        environment: params.environment,
-        featureName: flag.name,
-        data: { variants },
-        preData: { variants: before },
-        tags: await tagsOfFlag(tx, flag.name),
-      });
-      return { version: 1, variants };
-    });
+    writeFlag(
+      deps,
+      request,
+      {
+        ...params,
+        readAhead: async (tx) => {
+          const [, before, tags] = await Promise.all([
+            requireProjectEnvironment(tx, params.project, params.environment),
+            currentVariants(tx, params.feature, params.environment),
+            tagsOfFlag(tx, params.feature),
+          ]);
+          return { before, tags };
+        },
+      },
+      async (tx, flag, by, scope, { before, tags }) => {
+        scope.onlyIn(params.environment);
+        const variants = balanceVariants(next(before) as Parameters<typeof balanceVariants>[0]);
+        setEnvironmentState(tx, flag.name, params.environment, { variants });
+        recordEvent(tx, {
+          type: EVENT_TYPES.featureEnvironmentVariantsUpdated,
+          by,
+          project: params.project,
+          environment: params.environment,
+          featureName: flag.name,
+          data: { variants },
+          preData: { variants: before },
+          tags,
+        });
+        return { version: 1, variants };
+      },
+    );
 
   typed.put(
     `${base}/variants`,

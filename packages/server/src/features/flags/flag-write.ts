@@ -21,18 +21,35 @@ export function ifMatchOf(request: FastifyRequest): string | undefined {
  * A write to one active flag: locks it (404 when absent, 412 when `If-Match` names another
  * version), runs `write`, bumps the flag's version and tells the change log that only this flag
  * changed — all in one `writeConfig` transaction. `write` records its events with `actor`.
+ * The target's `readAhead` reads what `write` needs from the target's names alone: it is issued with the lock
+ * (one wait on PostgreSQL instead of two), answered once the lock is held, and handed to `write`;
+ * should the lock fail (404, 412), that is the answer and what it read is dropped.
  */
-export function writeFlag<T>(
+export async function writeFlag<T, R = undefined>(
   deps: FlagDeps,
   request: FastifyRequest,
-  target: { project: string; feature: string },
-  write: (tx: Transaction, flag: FlagRow, actor: Actor, scope: ConfigWriteScope) => Promise<T>,
+  target: {
+    project: string;
+    feature: string;
+    readAhead?: (tx: Transaction) => Promise<R>;
+  },
+  write: (
+    tx: Transaction,
+    flag: FlagRow,
+    actor: Actor,
+    scope: ConfigWriteScope,
+    read: R,
+  ) => Promise<T>,
 ): Promise<T> {
   const actor = actorOf(request);
   return writeConfig(deps.db, deps.revisions, async (tx, scope) => {
-    const flag = await lockFlag(tx, target.project, target.feature, ifMatchOf(request));
+    const locked = lockFlag(tx, target.project, target.feature, ifMatchOf(request));
+    const read = target.readAhead?.(tx);
+    // Its failure is only the answer once the lock is held; never left unhandled.
+    read?.catch(() => {});
+    const flag = await locked;
     scope.flags(flag.name);
-    const result = await write(tx, flag, actor, scope);
+    const result = await write(tx, flag, actor, scope, (await read) as R);
     bumpFlagVersion(tx, flag.name);
     return result;
   });
