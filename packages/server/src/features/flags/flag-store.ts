@@ -16,15 +16,16 @@ export interface FlagRow {
   version: string;
 }
 
-const FLAG_COLUMNS = `name, project, type, description, stale, impression_data, archived_at,
-  created_at, version::text AS version`;
+/** A flag row's columns, its version read from `version` (an expression). */
+const flagColumns = (version = 'version') => `name, project, type, description, stale,
+  impression_data, archived_at, created_at, (${version})::text AS version`;
 
 const iso = (value: Date | string | null) =>
   value === null ? null : new Date(value).toISOString();
 
 /** A flag whatever its project and state, or `undefined`. */
 export async function findFlag(db: Queryable, name: string): Promise<FlagRow | undefined> {
-  const rows = await db.query<FlagRow>(`SELECT ${FLAG_COLUMNS} FROM features WHERE name = $1`, [
+  const rows = await db.query<FlagRow>(`SELECT ${flagColumns()} FROM features WHERE name = $1`, [
     name,
   ]);
   return rows[0];
@@ -47,8 +48,10 @@ function ifMatchAdmits(header: string, flag: FlagRow): boolean {
 
 /**
  * The active flag `name` of `project`, locked for the rest of the transaction (so the version an
- * `If-Match` names cannot move before the write commits). 404 when there is none; 412 when
- * `ifMatch` names another version.
+ * `If-Match` names cannot move before the write commits) and its version bumped: the write about
+ * to happen is a change of the flag (one statement, where a lock and a bump were two). Answers the
+ * row as it was before. 404 when there is none; 412 when `ifMatch` names another version (the
+ * transaction then rolls back, bump included).
  */
 export async function lockFlag(
   tx: Queryable,
@@ -57,8 +60,9 @@ export async function lockFlag(
   ifMatch: string | undefined,
 ): Promise<FlagRow> {
   const rows = await tx.query<FlagRow>(
-    `SELECT ${FLAG_COLUMNS} FROM features
-      WHERE name = $1 AND project = $2 AND archived_at IS NULL FOR UPDATE`,
+    `UPDATE features SET version = version + 1
+      WHERE name = $1 AND project = $2 AND archived_at IS NULL
+      RETURNING ${flagColumns('version - 1')}`,
     [name, project],
   );
   const flag = rows[0];

@@ -3,7 +3,7 @@ import { type Actor, actorOf } from '../../auth/actor.js';
 import type { Database, Transaction } from '../../db/database.js';
 import type { RevisionTracker } from '../../revision.js';
 import { type ConfigWriteScope, writeConfig } from '../config-write.js';
-import { bumpFlagVersion, type FlagRow, lockFlag } from './flag-store.js';
+import { type FlagRow, lockFlag } from './flag-store.js';
 
 /** What the flag routes write with. */
 export interface FlagDeps {
@@ -18,8 +18,8 @@ export function ifMatchOf(request: FastifyRequest): string | undefined {
 }
 
 /**
- * A write to one active flag: locks it (404 when absent, 412 when `If-Match` names another
- * version), runs `write`, bumps the flag's version and tells the change log that only this flag
+ * A write to one active flag: locks it and bumps its version (404 when absent, 412 when
+ * `If-Match` names another version), runs `write` and tells the change log that only this flag
  * changed — all in one `writeConfig` transaction. `write` records its events with `actor`.
  * The target's `readAhead` reads what `write` needs from the target's names alone: it is issued with the lock
  * (one wait on PostgreSQL instead of two), answered once the lock is held, and handed to `write`;
@@ -49,8 +49,6 @@ export async function writeFlag<T, R = undefined>(
     read?.catch(() => {});
     const flag = await locked;
     scope.flags(flag.name);
-    const result = await write(tx, flag, actor, scope, (await read) as R);
-    bumpFlagVersion(tx, flag.name);
-    return result;
+    return write(tx, flag, actor, scope, (await read) as R);
   });
 }
