@@ -68,12 +68,12 @@ export function openPostgres(url: string, options: PostgresOptions = {}): Databa
   const statements = new PreparedStatements();
   const wrap = (client: pg.Pool | pg.PoolClient): Queryable => ({
     async query<Row>(sql: string, params?: readonly unknown[]) {
-      const name = statements.nameOf(sql);
-      const result = await client.query(
-        name === undefined
-          ? { text: sql, values: params as unknown[] | undefined }
-          : { name, text: sql, values: params as unknown[] | undefined },
-      );
+      // Unnamed (`name` undefined) is parsed and planned for this call alone.
+      const result = await client.query({
+        name: statements.nameOf(sql),
+        text: sql,
+        values: params as unknown[] | undefined,
+      });
       return result.rows as Row[];
     },
     async exec(sql: string) {
@@ -169,19 +169,18 @@ class Pipelined implements Transaction {
 
   constructor(private readonly inner: Queryable) {}
 
-  async query<Row>(sql: string, params?: readonly unknown[]): Promise<Row[]> {
-    try {
-      return await this.inner.query<Row>(sql, params);
-    } catch (error) {
-      this.failed(error);
-      await this.settled();
-      throw error;
-    }
+  query<Row>(sql: string, params?: readonly unknown[]): Promise<Row[]> {
+    return this.answered(this.inner.query<Row>(sql, params));
   }
 
-  async exec(sql: string): Promise<void> {
+  exec(sql: string): Promise<void> {
+    return this.answered(this.inner.exec(sql));
+  }
+
+  /** What a statement waited for answered; its failure recorded and thrown once all are answered. */
+  private async answered<T>(statement: Promise<T>): Promise<T> {
     try {
-      await this.inner.exec(sql);
+      return await statement;
     } catch (error) {
       this.failed(error);
       await this.settled();
