@@ -178,8 +178,30 @@ for (const backend of backends) {
           headers: { 'if-match': etag },
         }),
       );
+      // A refused write changed nothing, its version included.
+      assert.equal((await call({ url: `${P}/cart` })).headers.etag, ok.headers.etag);
+      const toggled = await call({
+        method: 'POST',
+        url: `${P}/cart/environments/development/on`,
+        headers: { 'if-match': String(ok.headers.etag) },
+      });
+      assert.equal(toggled.statusCode, 200, toggled.body);
+      assert.notEqual((await call({ url: `${P}/cart` })).headers.etag, ok.headers.etag);
       const blind = await json('PUT', `${P}/cart`, { description: 'v3' });
       assert.equal(blind.statusCode, 200);
+    });
+
+    it("answers a toggle of a missing flag with the flag's 404, whatever the environment", async () => {
+      for (const environment of ['development', 'nowhere']) {
+        const missing = await refused(404, () =>
+          call({ method: 'POST', url: `${P}/absent/environments/${environment}/on` }),
+        );
+        assert.match(missing.message, /no active feature "absent"/);
+      }
+      const noEnvironment = await refused(404, () =>
+        call({ method: 'POST', url: `${P}/cart/environments/nowhere/on` }),
+      );
+      assert.match(noEnvironment.message, /Environment "nowhere"/);
     });
 
     it('turns a flag on with a 100 % rollout when it has no strategy, and off; bodiless POSTs accepted', async () => {
