@@ -37,18 +37,42 @@ export function heldBytes(report: UsageReport): number {
   return bytes;
 }
 
-async function writeReport(
+/** Held reports written together, at most: one transaction instead of one each. */
+const FLUSH_BATCH = 100;
+
+/**
+ * Writes `reports` of one environment in one transaction: their counts summed (`recordCounts`
+ * adds up repeated keys), their instances in arrival order, a statement per run of reports from
+ * one address (the latest report of an instance wins, as written one by one).
+ */
+async function writeReports(
   db: Database,
   variants: DefinedVariantsLookup,
-  report: UsageReport,
+  reports: readonly UsageReport[],
 ): Promise<void> {
+  const environment = reports[0]!.environment;
   // Read when written (a held report too), from the configuration cached for the environment.
-  const defined = await variants.of(report.environment);
+  const defined = await variants.of(environment);
   await db.transaction(async (tx) => {
-    await recordCounts(tx, report.environment, report.counts, defined);
-    await recordInstances(tx, report.environment, report.instances, report.clientIp);
+    await recordCounts(
+      tx,
+      environment,
+      reports.flatMap((report) => report.counts),
+      defined,
+    );
+    for (let start = 0; start < reports.length; ) {
+      const { clientIp } = reports[start]!;
+      let end = start + 1;
+      while (end < reports.length && reports[end]!.clientIp === clientIp) end++;
+      const run = reports.slice(start, end).flatMap((report) => report.instances);
+      await recordInstances(tx, environment, run, clientIp);
+      start = end;
+    }
   });
 }
+
+const writeReport = (db: Database, variants: DefinedVariantsLookup, report: UsageReport) =>
+  writeReports(db, variants, [report]);
 
 /**
  * Writes usage reports, or holds them while the database is unreachable (at most `maxReports`
@@ -106,23 +130,40 @@ export class UsageBuffer {
     if (this.availability.state === 'reachable') void this.flush();
   }
 
-  /** Writes the held reports in order; stops (keeping the rest) if the database goes away again. */
+  /**
+   * Writes the held reports in order, up to `FLUSH_BATCH` of one environment at a time (a
+   * thousand reports one transaction each took seconds); stops (keeping the rest) if the database
+   * goes away again. A batch refused for another reason is written again report by report, so
+   * only a report that cannot be written is dropped.
+   */
   flush(): Promise<void> {
     this.flushing ??= (async () => {
       let written = 0;
+      // Reports of a refused batch, written again one at a time.
+      let alone = 0;
       try {
         while (this.pending.length > 0) {
-          const { report, bytes } = this.pending[0]!;
+          const size = alone > 0 ? 1 : this.nextBatchSize();
+          const batch = this.pending.slice(0, size);
           try {
-            await writeReport(this.db, this.variants, report);
-            written++;
+            await writeReports(
+              this.db,
+              this.variants,
+              batch.map((held) => held.report),
+            );
+            written += size;
           } catch (error) {
             if (isDatabaseUnreachable(error)) return;
+            if (size > 1) {
+              alone = size;
+              continue;
+            }
             // Not an outage: this report cannot be written (logged, not retried for ever).
             this.log.error({ err: error }, 'a held usage report could not be written; dropped');
           }
-          this.pending.shift();
-          this.pendingBytes -= bytes;
+          if (alone > 0) alone--;
+          this.pending.splice(0, size);
+          for (const held of batch) this.pendingBytes -= held.bytes;
         }
       } finally {
         if (written > 0) {
@@ -132,5 +173,14 @@ export class UsageBuffer {
       }
     })();
     return this.flushing;
+  }
+
+  /** How many of the first held reports share its environment, at most `FLUSH_BATCH`. */
+  private nextBatchSize(): number {
+    const { environment } = this.pending[0]!.report;
+    const limit = Math.min(FLUSH_BATCH, this.pending.length);
+    let size = 1;
+    while (size < limit && this.pending[size]!.report.environment === environment) size++;
+    return size;
   }
 }
