@@ -81,7 +81,17 @@ function countReport(
   return {
     environment,
     clientIp,
-    instances: [{ appName: 'checkout', instanceId: instance, sdkVersion: `sdk-${yes}` }],
+    instances: [
+      {
+        appName: 'checkout',
+        instanceId: instance,
+        sdkVersion: `sdk-${yes}`,
+        connectionId: null,
+        strategies: undefined,
+        started: null,
+        intervalMs: null,
+      },
+    ],
     counts: [
       {
         featureName: 'steady',
@@ -89,6 +99,7 @@ function countReport(
         atMs: Date.parse('2026-03-01T10:00:05Z'),
         yes,
         no: 0,
+        variants: undefined,
       },
     ],
   };
@@ -131,6 +142,7 @@ describe('usage reports held during a database outage, written when it returns',
             atMs: Date.parse('2026-03-01T10:00:05Z'),
             yes: 2 ** 70,
             no: 0,
+            variants: undefined,
           },
         ],
       });
