@@ -21,11 +21,12 @@ export function ifMatchOf(request: FastifyRequest): string | undefined {
  * A write to one active flag: locks it and bumps its version (404 when absent, 412 when
  * `If-Match` names another version), runs `write` and tells the change log that only this flag
  * changed — all in one `writeConfig` transaction. `write` records its events with `actor`.
- * The target's `readAhead` reads what `write` needs from the target's names alone: it is issued with the lock
- * (one wait on PostgreSQL instead of two), answered once the lock is held, and handed to `write`;
- * should the lock fail (404, 412), that is the answer and what it read is dropped.
+ * The target's `readAhead` reads what `write` needs from the target's names alone: it is issued
+ * with the lock (one wait on PostgreSQL instead of two), answered once the lock is held, and
+ * handed to `write`; should the lock fail (404, 412), that is the answer and what it read is
+ * dropped.
  */
-export async function writeFlag<T, R = undefined>(
+export function writeFlag<T, R = undefined>(
   deps: FlagDeps,
   request: FastifyRequest,
   target: {

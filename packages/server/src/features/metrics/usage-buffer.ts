@@ -71,9 +71,6 @@ async function writeReports(
   });
 }
 
-const writeReport = (db: Database, variants: DefinedVariantsLookup, report: UsageReport) =>
-  writeReports(db, variants, [report]);
-
 /**
  * Writes usage reports, or holds them while the database is unreachable (at most `maxReports`
  * taking at most `maxBytes`, in arrival order) and writes them when it returns, so no SDK's counts
@@ -111,7 +108,7 @@ export class UsageBuffer {
   async record(report: UsageReport): Promise<void> {
     if (this.availability.state !== 'unreachable') {
       try {
-        await writeReport(this.db, this.variants, report);
+        await writeReports(this.db, this.variants, [report]);
         return;
       } catch (error) {
         if (!isDatabaseUnreachable(error)) throw error;
