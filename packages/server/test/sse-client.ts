@@ -62,14 +62,18 @@ export interface SseConnection {
   close(): void;
 }
 
-/**
- * Opens `url` with `headers` and resolves once the status line and headers arrived; from the local
- * address `from` when given (another loopback address: another client).
- */
+export interface SseOptions {
+  /** The local address to connect from (another loopback address: another client). */
+  readonly from?: string;
+  /** Called in the turn each event arrives, after it is added to `events`. */
+  readonly onEvent?: (event: EventSourceMessage) => void;
+}
+
+/** Opens `url` with `headers` and resolves once the status line and headers arrived. */
 export function openSse(
   url: string,
   headers: Record<string, string>,
-  from?: string,
+  { from, onEvent }: SseOptions = {},
 ): Promise<SseConnection> {
   return new Promise((resolve, reject) => {
     let outgoing: ClientRequest | undefined;
@@ -85,7 +89,10 @@ export function openSse(
         let text = '';
         let ended = false;
         const feed = eventStreamParser(
-          (event) => events.push(event),
+          (event) => {
+            events.push(event);
+            onEvent?.(event);
+          },
           (comment) => comments.push(comment),
         );
         incoming.setEncoding('utf8');

@@ -31,7 +31,7 @@ for (const backend of backends) {
       const connection = await openSse(
         url,
         { authorization: token, 'unleash-client-spec': '5.2.0' },
-        from,
+        { from },
       );
       held.push(connection);
       return connection;

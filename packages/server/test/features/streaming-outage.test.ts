@@ -75,16 +75,19 @@ describe('streaming through a database outage', { skip: !postgresUrl }, () => {
 
   it('delivers a change written while the relay was cut once it is restored; delta answers from memory meanwhile', async () => {
     const port = (held.server.address() as AddressInfo).port;
-    stream = await openSse(`http://127.0.0.1:${port}/api/client/streaming`, {
-      authorization: DEV_TOKEN,
-    });
+    // The relay is cut the moment the first change arrives: the server is still reading the rest
+    // of what that change moved (the compaction floors) when its database goes.
+    stream = await openSse(
+      `http://127.0.0.1:${port}/api/client/streaming`,
+      { authorization: DEV_TOKEN },
+      { onEvent: () => stream?.events.length === 2 && relay.cut('reset') },
+    );
     assert.equal(stream.status, 200);
     await waitFor(() => stream!.events.length >= 1, 30_000, 'the connected event');
     // A first change through the other server: the stream is caught up and the LISTEN works.
     await importFlag('written-before-outage');
     await waitFor(() => stream!.events.length >= 2, 30_000, 'the event before the outage');
 
-    relay.cut('reset');
     await importFlag('written-during-outage');
     // The stream itself is between the test and the server, not through the relay: still open.
     assert.equal(stream.isEnded(), false);

@@ -314,7 +314,11 @@ export function deltaRoutes(
         const scope = scopeOf(request.apiToken, request.query);
         void reply.header('cache-control', CACHE_CONTROL).header('vary', VARY_BY_TOKEN);
         const after = eventIdOf(request.headers['if-none-match']);
-        await feed.sync();
+        // Database unreachable (possibly in the middle of the feed's read): what the feed read
+        // last answers a client that is up to date, and the cache a hydration.
+        await feed.sync().catch((error: unknown) => {
+          if (!isDatabaseUnreachable(error)) throw error;
+        });
         if (after !== undefined) {
           const latest = feed.latest;
           const floor = feed.floorOf(scope.environment);
