@@ -202,9 +202,11 @@ describe(
     /** Starts a proxy that cannot sync, waits until its log says `reason`, and checks it is not ready. */
     async function notReady(tls: Record<string, string>, reason: RegExp): Promise<void> {
       const { url, proxy } = await startProxy(tls);
-      // The features request is what readiness waits for; its failure is logged with the cause.
+      // Its first sync (a stream in Edge mode, polling once streaming gives up) fails, and the log
+      // says why.
       const said = () =>
-        /features request failed/.test(proxy.output()) && reason.test(proxy.output());
+        /upstream (stream dropped|features request failed)/.test(proxy.output()) &&
+        reason.test(proxy.output());
       await waitFor(said, 30_000, `the log to say ${reason}`).catch((error: Error) =>
         assert.fail(`${error.message}; the log:\n${proxy.output()}`),
       );

@@ -46,9 +46,29 @@ const postgres = (url: string): Backend => ({
   },
 });
 
-export const backends: readonly Backend[] = postgresUrl
-  ? [pglite, postgres(postgresUrl)]
-  : [pglite];
+/**
+ * The backends the storage suites run on: PGlite, and PostgreSQL when a URL is given; narrowed by
+ * `TEST_BACKENDS` (`pglite`, `postgres` or both, comma-separated), which CI uses to spread them
+ * over the Node.js lines it runs. A backend named there and not at hand is an error, never a
+ * silently empty run.
+ */
+function chosenBackends(): readonly Backend[] {
+  const available = postgresUrl ? [pglite, postgres(postgresUrl)] : [pglite];
+  const wanted = process.env.TEST_BACKENDS?.split(',')
+    .map((name) => name.trim())
+    .filter(Boolean);
+  if (!wanted || wanted.length === 0) return available;
+  for (const name of wanted) {
+    if (!available.some((backend) => backend.name === name)) {
+      throw new Error(
+        `TEST_BACKENDS names ${JSON.stringify(name)}; available here: ${available.map((b) => b.name).join(', ')} (postgres needs TEST_DATABASE_URL)`,
+      );
+    }
+  }
+  return available.filter((backend) => wanted.includes(backend.name));
+}
+
+export const backends: readonly Backend[] = chosenBackends();
 
 export const ADMIN_TOKEN = 'test-admin-token';
 export const DEV_TOKEN = '*:development.test-dev-secret';
