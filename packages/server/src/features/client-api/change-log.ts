@@ -6,6 +6,7 @@ import type { Queryable, Transaction } from '../../db/database.js';
 import {
   type ClientConfiguration,
   everyProject,
+  oneOfNames,
   readClientConfiguration,
 } from './client-features-store.js';
 
@@ -164,6 +165,7 @@ async function namedState(
   environment: string,
   names: readonly string[],
 ): Promise<{ environment: string; configuration: ClientConfiguration; previous: StateRow[] }> {
+  const [named, value] = oneOfNames('st.key', '$2', names);
   const [configuration, recorded] = await Promise.all([
     readClientConfiguration(tx, everyProject(environment, names)),
     tx.query<StateRow & { unused: boolean }>(
@@ -174,8 +176,8 @@ async function namedState(
                    AND s.segments @> to_jsonb(st.key::int)) AS unused
          FROM client_change_state st
         WHERE st.environment = $1
-          AND ((st.kind = 'feature' AND st.key = ANY($2::text[])) OR st.kind = 'segment')`,
-      [environment, names],
+          AND ((st.kind = 'feature' AND ${named}) OR st.kind = 'segment')`,
+      [environment, value],
     ),
   ]);
   const used = new Set((configuration.segments ?? []).map((segment) => String(segment.id)));

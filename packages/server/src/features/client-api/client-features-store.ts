@@ -76,6 +76,22 @@ const stringParameters = (parameters: Record<string, unknown>): Record<string, s
 };
 
 /**
+ * `column` is one of `names`, with `placeholder` bound to the returned value. One name (a toggle's
+ * diff) is `= $n`: its generic plan is the index lookup, so PostgreSQL plans that statement once
+ * and no more at each execution; an array's generic plan is costed for any length, so `= ANY($n)`
+ * is planned again each time (most of what those reads cost on PostgreSQL).
+ */
+export function oneOfNames(
+  column: string,
+  placeholder: string,
+  names: readonly string[],
+): [string, unknown] {
+  return names.length === 1
+    ? [`${column} = ${placeholder}`, names[0]]
+    : [`${column} = ANY(${placeholder}::text[])`, [...names]];
+}
+
+/**
  * The flags of `query` and their state in its environment: the statement and its parameters.
  * Only the filters the query sets are in the text, so that each combination is a statement of its
  * own, prepared once and planned as what it is (a read of a few named flags is an index lookup,
@@ -104,8 +120,12 @@ function featuresStatement(query: FeatureQuery): [string, unknown[]] {
        WHERE t.feature_name = f.name
          AND t.tag_type || ':' || t.tag_value IN (SELECT jsonb_array_elements_text(${parameter(keys)}::jsonb)))`);
   }
-  // An array, not a subquery: = ANY of a known array is an index lookup.
-  if (query.names) filters.push(`f.name = ANY(${parameter([...query.names])}::text[])`);
+  // Not a subquery: = ANY of a known array is an index lookup.
+  if (query.names) {
+    const [filter, value] = oneOfNames('f.name', `$${parameters.length + 1}`, query.names);
+    parameters.push(value);
+    filters.push(filter);
+  }
   return [
     `SELECT f.name, f.type, f.project, f.stale, f.description, f.impression_data,
             COALESCE(fe.enabled, false) AS enabled, COALESCE(fe.variants, '[]'::jsonb) AS variants
@@ -118,34 +138,35 @@ function featuresStatement(query: FeatureQuery): [string, unknown[]] {
 }
 
 /**
- * The enabled strategies and the dependencies of the flags `names` (an array of a few names, or
- * the JSON of every name read). A few names are looked up as an array, which the index finds: the
- * planner takes a jsonb subquery for 100 rows and, on tables not analyzed since an import, scans
- * the environment's every strategy. A read of everything keeps the subquery.
+ * The enabled strategies and the dependencies of the flags `names`: a few names (`oneOfNames`,
+ * which the index finds: the planner takes a jsonb subquery for 100 rows and, on tables not
+ * analyzed since an import, scans the environment's every strategy), or the JSON of every name
+ * read (a read of everything keeps the subquery).
  */
 function readDetails(
   db: Queryable,
   environment: string,
-  names: string[] | string,
-  few: boolean,
+  names: { readonly few: readonly string[] } | { readonly json: string },
 ): Promise<[StrategyRow[], DependencyRow[]]> {
-  const named = (column: string, parameter: string) =>
-    few
-      ? `${column} = ANY(${parameter}::text[])`
-      : `${column} IN (SELECT jsonb_array_elements_text(${parameter}::jsonb))`;
+  const named = (column: string, placeholder: string): [string, unknown] =>
+    'few' in names
+      ? oneOfNames(column, placeholder, names.few)
+      : [`${column} IN (SELECT jsonb_array_elements_text(${placeholder}::jsonb))`, names.json];
+  const [strategyFilter, strategyNames] = named('feature_name', '$2');
+  const [dependencyFilter, dependencyNames] = named('child', '$1');
   return Promise.all([
     db.query<StrategyRow>(
       `SELECT feature_name, strategy_name, parameters, constraints, variants, segments
          FROM feature_strategies
-        WHERE environment = $1 AND NOT disabled AND ${named('feature_name', '$2')}
+        WHERE environment = $1 AND NOT disabled AND ${strategyFilter}
         ORDER BY feature_name, sort_order, created_at, position, id`,
-      [environment, names],
+      [environment, strategyNames],
     ),
     db.query<DependencyRow>(
       `SELECT child, parent, enabled, variants FROM feature_dependencies
-        WHERE ${named('child', '$1')}
+        WHERE ${dependencyFilter}
         ORDER BY child, parent`,
-      [names],
+      [dependencyNames],
     ),
   ]);
 }
@@ -164,7 +185,7 @@ export async function readClientConfiguration(
   // flags, in one round trip on PostgreSQL; those of a name that is archived are left out.
   const [features, named] = await Promise.all([
     featuresRead,
-    query.names ? readDetails(db, query.environment, [...query.names], true) : undefined,
+    query.names ? readDetails(db, query.environment, { few: query.names }) : undefined,
   ]);
   if (features.length === 0) {
     return { features: [], segments: query.inlineSegmentConstraints ? undefined : [] };
@@ -173,12 +194,9 @@ export async function readClientConfiguration(
   let strategies: StrategyRow[];
   let dependencies: DependencyRow[];
   if (named === undefined) {
-    [strategies, dependencies] = await readDetails(
-      db,
-      query.environment,
-      JSON.stringify(featureNames),
-      false,
-    );
+    [strategies, dependencies] = await readDetails(db, query.environment, {
+      json: JSON.stringify(featureNames),
+    });
   } else {
     const active = new Set(featureNames);
     strategies = named[0].filter((row) => active.has(row.feature_name));
