@@ -1,14 +1,17 @@
 // `npm run bench [name]`: runs each service benchmark (bench/<name>.bench.ts) in its own process,
-// one after the other so they do not compete for the machine's cores.
+// one after the other so they do not compete for the machine's cores. `server` runs both of
+// flags-server's: its client API and imports (`server`), then its admin API (`admin`).
 import { spawnSync } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 
 const suites = ['engine', 'proxy', 'server', 'propagation', 'admin'];
+const groups: Readonly<Record<string, readonly string[]>> = { server: ['server', 'admin'] };
 const only = process.argv[2];
+const chosen = only ? (groups[only] ?? [only]) : suites;
 let failed = false;
 for (const suite of suites) {
-  if (only && suite !== only) continue;
+  if (!chosen.includes(suite)) continue;
   const file = fileURLToPath(new URL(`./${suite}.bench.ts`, import.meta.url));
   if (!existsSync(file)) continue;
   console.log(`\n=== ${suite} ===`);
