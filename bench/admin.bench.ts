@@ -6,8 +6,10 @@
 // into unleash-server in batches under its body limit; at 2,000 flags, then 10,000:
 // - toggle latency: `POST /api/admin/projects/default/features/:feature/environments/development/on|off`
 //   with an admin token, random flags each turned to the state it is not in, one request at a
-//   time, the two servers taking turns (the same flag and action for both), after an untimed
-//   warm-up; each request timed from its start to its whole answer;
+//   time, each server in a phase of its own (the same flags and actions for both), after an
+//   untimed warm-up; each request timed from its start to its whole answer;
+// - the floor: a bare node:http server answering the same toggles after one round trip to
+//   PostgreSQL each (bench/bare-toggle-server.mjs, on tables of its own);
 // and at 10,000 flags, on flags-server:
 // - a streaming unleash-client (`experimentalMode: { type: 'streaming' }`) sees each toggle: from
 //   the toggle's answer received to the client's `changed` event that carries the new state;
@@ -27,7 +29,13 @@ import type { Browser } from 'playwright-core';
 import { Unleash } from 'unleash-client';
 import { buildUi } from '../scripts/build-ui.js';
 import { adminRequest } from '../scripts/demo/seed.js';
-import { freePort, spawnEntry, waitUntilHealthy } from '../test/helpers/processes.js';
+import {
+  freePort,
+  printedPort,
+  spawnCommand,
+  spawnEntry,
+  waitUntilHealthy,
+} from '../test/helpers/processes.js';
 import { seededRandom } from '../test/helpers/seeded-random.js';
 import { stopSdk } from '../test/helpers/unleash-sdk.js';
 import type { UnleashServer } from '../test/helpers/unleash-server.js';
@@ -52,6 +60,7 @@ const CHROMIUM = '/usr/bin/chromium';
 process.env.TEST_DATABASE_URL = POSTGRES_URL;
 const { startUnleashServer, UNLEASH_VERSION } = await import('../test/helpers/unleash-server.js');
 const MAIN = fileURLToPath(new URL('../packages/server/src/main.ts', import.meta.url));
+const BARE_TOGGLE_SERVER = fileURLToPath(new URL('./bare-toggle-server.mjs', import.meta.url));
 
 type Payload = ReturnType<typeof importPayload>;
 
@@ -250,6 +259,57 @@ async function withFlagsServer<T>(use: (target: AdminTarget) => Promise<T>): Pro
   });
 }
 
+/**
+ * The floor of a toggle on this machine (`bench/bare-toggle-server.mjs`), on a database of its own
+ * holding the flags of `states` in the tables it writes.
+ */
+async function withBareToggleServer<T>(
+  states: FlagStates,
+  use: (target: AdminTarget) => Promise<T>,
+): Promise<T> {
+  return withDatabase(async (databaseUrl) => {
+    const client = new pg.Client({ connectionString: databaseUrl });
+    await client.connect();
+    try {
+      await client.query(`
+        CREATE TABLE features (name text PRIMARY KEY, version integer NOT NULL DEFAULT 1);
+        CREATE TABLE feature_environments (
+          feature_name text REFERENCES features, environment text, enabled boolean NOT NULL,
+          PRIMARY KEY (feature_name, environment));
+        CREATE TABLE events (
+          id bigserial PRIMARY KEY, type text NOT NULL, created_at timestamptz NOT NULL DEFAULT now(),
+          feature_name text, environment text);
+        CREATE TABLE revision (id integer PRIMARY KEY, config bigint NOT NULL);
+        INSERT INTO revision VALUES (1, 0);`);
+      await client.query('INSERT INTO features (name) SELECT unnest($1::text[])', [
+        [...states.keys()],
+      ]);
+      await client.query(
+        `INSERT INTO feature_environments
+         SELECT name, $2, enabled FROM unnest($1::text[], $3::boolean[]) AS t(name, enabled)`,
+        [[...states.keys()], ENVIRONMENT, [...states.values()]],
+      );
+    } finally {
+      await client.end();
+    }
+    const bare = spawnCommand(process.execPath, [BARE_TOGGLE_SERVER], {
+      DATABASE_URL: databaseUrl,
+    });
+    try {
+      return await use({
+        name: 'bare node:http',
+        url: `http://127.0.0.1:${await printedPort(bare)}`,
+        token: '',
+        pid: bare.child.pid!,
+        database: new URL(databaseUrl).pathname.slice(1),
+      });
+    } finally {
+      bare.child.kill('SIGTERM');
+      await bare.exited;
+    }
+  });
+}
+
 /** Imports flags `from` to `to` into both servers; the seconds each took. */
 async function importBoth(
   payload: Payload,
@@ -416,6 +476,9 @@ async function main(): Promise<void> {
           payload.data.features.slice(0, count).map(({ name }) => [name, states.get(name)!]),
         );
         const result = await toggleLatencies(ours, theirs, inUse, TOGGLES);
+        const floor = await withBareToggleServer(inUse, (bare) =>
+          togglePhase(bare, inUse, TOGGLES),
+        );
         for (const [name, on] of inUse) states.set(name, on);
         const mine = result.ours;
         console.log(
@@ -424,6 +487,10 @@ async function main(): Promise<void> {
         const cpu = (value: number) =>
           `${value.toFixed(2)} ms CPU a toggle (process + its PostgreSQL backends)`;
         console.log(`    flags-server   ${summary(mine.latencies)}, ${cpu(mine.cpuPerToggle)}`);
+        console.log(
+          `    bare node:http ${summary(floor.latencies)}, ${cpu(floor.cpuPerToggle)}: one round trip ` +
+            'to PostgreSQL a toggle (flag locked, state, event, revision, commit), the floor',
+        );
         const reference = result.reference;
         if (reference.failed !== undefined) {
           console.log(

@@ -15,6 +15,7 @@ import { Worker } from 'node:worker_threads';
 import { Unleash } from 'unleash-client';
 import {
   freePort,
+  printedPort,
   type SpawnedEntry,
   spawnCommand,
   spawnEntry,
@@ -139,16 +140,6 @@ class StreamClients {
 
 /** A bare `node:http` SSE server, the reference for the proxy's RSS per idle stream. */
 const BARE_SERVER = fileURLToPath(new URL('./bare-sse-server.mjs', import.meta.url));
-
-/** The port a process printed as its first line. */
-async function portOf(entry: SpawnedEntry): Promise<number> {
-  for (let attempt = 0; attempt < 600; attempt++) {
-    const port = /^(\d+)\n/.exec(entry.output())?.[1];
-    if (port !== undefined) return Number(port);
-    await sleep(50);
-  }
-  throw new Error(`no port printed:\n${entry.output()}`);
-}
 
 /**
  * The RSS of process `pid` while it holds 1,000 and 10,000 idle SSE streams of `url`, against its
@@ -317,7 +308,7 @@ async function main(): Promise<void> {
     );
     // The reference: what Node's own HTTP server keeps per open response, measured the same way.
     bare = spawnCommand(process.execPath, [BARE_SERVER], {});
-    const barePort = await portOf(bare);
+    const barePort = await printedPort(bare);
     const bareIdle = await idleStreamRss(bare.child.pid as number, `http://127.0.0.1:${barePort}/`);
     console.log(
       `bare node:http RSS with idle streams: ${bareIdle.text}: ${bareIdle.perStreamKb.toFixed(1)} KB per stream (the reference)`,

@@ -95,3 +95,13 @@ function statusOf(url: string, headers: Record<string, string>): Promise<number>
     }).on('error', () => resolve(0));
   });
 }
+
+/** The port a process printed as its first line (a bare reference server of the benchmarks). */
+export async function printedPort(entry: SpawnedEntry): Promise<number> {
+  for (let attempt = 0; attempt < 600; attempt++) {
+    const port = /^(\d+)\n/.exec(entry.output())?.[1];
+    if (port !== undefined) return Number(port);
+    await new Promise((resolve) => setTimeout(resolve, 50));
+  }
+  throw new Error(`no port printed:\n${entry.output()}`);
+}

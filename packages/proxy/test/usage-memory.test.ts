@@ -16,8 +16,14 @@ import { API_TOKEN, CLIENT_KEY } from './helpers/proxy.js';
  */
 
 const MAIN = fileURLToPath(new URL('../src/main.ts', import.meta.url));
-/** The issue saw 85 → 812 MB from 80 reports; the pending usage bound is 16 MiB by default. */
-const MAX_GROWTH_BYTES = 100 * 1024 * 1024;
+/**
+ * Growth allowed during the measured round. The issue saw 85 → 812 MB from 80 reports; with the
+ * pending usage bound (16 MiB by default) the round grows it by 20 MiB at most, without it (the
+ * bound raised to 2 GB) by 50 MiB and more.
+ */
+const MAX_GROWTH_BYTES = 40 * 1024 * 1024;
+/** Full reports a round sends (each is 600 flag names of 100 variant names). */
+const FULL_REPORTS = 20;
 const KNOWN_FLAG = 'simple-on';
 /** `usageMaxPendingBytes`, its default. */
 const PENDING_BOUND_BYTES = 16 * 1024 * 1024;
@@ -123,15 +129,24 @@ describe('flags-proxy memory under hostile usage reports', () => {
         bucket: { ...BUCKET, toggles: { [KNOWN_FLAG]: { yes: 1, no: 0 } } },
       });
       assert.equal(await post('/proxy/client/metrics', CLIENT_KEY, honest), 200);
-      const before = residentBytes(pid);
       const statuses = new Map<number, number>();
       const sent = (status: number) => statuses.set(status, (statuses.get(status) ?? 0) + 1);
-      for (let n = 0; n < 10; n++)
-        sent(await post('/proxy/client/metrics', CLIENT_KEY, wideReport(n)));
-      for (let n = 0; n < 5; n++)
-        sent(await post('/api/client/metrics/bulk', API_TOKEN, wideBulk(n)));
-      for (let n = 0; n < 10; n++)
-        sent(await post('/proxy/client/metrics', CLIENT_KEY, fullReport(n)));
+      /** The hostile reports, their names distinct from every other round's. */
+      const round = async (first: number) => {
+        for (let n = first; n < first + 10; n++)
+          sent(await post('/proxy/client/metrics', CLIENT_KEY, wideReport(n)));
+        for (let n = first; n < first + 5; n++)
+          sent(await post('/api/client/metrics/bulk', API_TOKEN, wideBulk(n)));
+        for (let n = first; n < first + FULL_REPORTS; n++)
+          sent(await post('/proxy/client/metrics', CLIENT_KEY, fullReport(n)));
+      };
+      // A first round fills the pending usage to its bound and grows the heap to its working size
+      // with the garbage of parsing such bodies, which the collector reclaims later under load
+      // (50–100 MiB on a busy machine); the second round, as many new names again, must not grow
+      // it further.
+      await round(0);
+      const before = residentBytes(pid);
+      await round(100);
       const after = residentBytes(pid);
       const growth = after - before;
       assert.equal(proxy.child.exitCode, null, proxy.output());
