@@ -475,10 +475,11 @@ async function main(): Promise<void> {
         const inUse: FlagStates = new Map(
           payload.data.features.slice(0, count).map(({ name }) => [name, states.get(name)!]),
         );
-        const result = await toggleLatencies(ours, theirs, inUse, TOGGLES);
+        // The floor first: no server's work after its answers is left to slow it down.
         const floor = await withBareToggleServer(inUse, (bare) =>
           togglePhase(bare, inUse, TOGGLES),
         );
+        const result = await toggleLatencies(ours, theirs, inUse, TOGGLES);
         for (const [name, on] of inUse) states.set(name, on);
         const mine = result.ours;
         console.log(
@@ -488,8 +489,8 @@ async function main(): Promise<void> {
           `${value.toFixed(2)} ms CPU a toggle (process + its PostgreSQL backends)`;
         console.log(`    flags-server   ${summary(mine.latencies)}, ${cpu(mine.cpuPerToggle)}`);
         console.log(
-          `    bare node:http ${summary(floor.latencies)}, ${cpu(floor.cpuPerToggle)}: one round trip ` +
-            'to PostgreSQL a toggle (flag locked, state, event, revision, commit), the floor',
+          `    bare node:http ${summary(floor.latencies)}, ${cpu(floor.cpuPerToggle)}: one exchange ` +
+            'with PostgreSQL a toggle (flag locked, state, event, revision, commit), the floor',
         );
         const reference = result.reference;
         if (reference.failed !== undefined) {
