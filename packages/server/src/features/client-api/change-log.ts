@@ -165,7 +165,7 @@ async function namedState(
   environment: string,
   names: readonly string[],
 ): Promise<{ environment: string; configuration: ClientConfiguration; previous: StateRow[] }> {
-  const [named, value] = oneOfNames('st.key', '$2', names);
+  const named = oneOfNames('st.key', names);
   const [configuration, recorded] = await Promise.all([
     readClientConfiguration(tx, everyProject(environment, names)),
     tx.query<StateRow & { unused: boolean }>(
@@ -176,8 +176,8 @@ async function namedState(
                    AND s.segments @> to_jsonb(st.key::int)) AS unused
          FROM client_change_state st
         WHERE st.environment = $1
-          AND ((st.kind = 'feature' AND ${named}) OR st.kind = 'segment')`,
-      [environment, value],
+          AND ((st.kind = 'feature' AND ${named.filter('$2')}) OR st.kind = 'segment')`,
+      [environment, named.value],
     ),
   ]);
   const used = new Set((configuration.segments ?? []).map((segment) => String(segment.id)));

@@ -76,19 +76,18 @@ const stringParameters = (parameters: Record<string, unknown>): Record<string, s
 };
 
 /**
- * `column` is one of `names`, with `placeholder` bound to the returned value. One name (a toggle's
- * diff) is `= $n`: its generic plan is the index lookup, so PostgreSQL plans that statement once
- * and no more at each execution; an array's generic plan is costed for any length, so `= ANY($n)`
- * is planned again each time (most of what those reads cost on PostgreSQL).
+ * `column` is one of `names`: the filter with a placeholder, and the value bound to it. One name (a
+ * toggle's diff) is `= $n`: its generic plan is the index lookup, so PostgreSQL plans that
+ * statement once and no more at each execution; an array's generic plan is costed for any length,
+ * so `= ANY($n)` is planned again each time (most of what those reads cost on PostgreSQL).
  */
 export function oneOfNames(
   column: string,
-  placeholder: string,
   names: readonly string[],
-): [string, unknown] {
+): { readonly value: unknown; readonly filter: (placeholder: string) => string } {
   return names.length === 1
-    ? [`${column} = ${placeholder}`, names[0]]
-    : [`${column} = ANY(${placeholder}::text[])`, [...names]];
+    ? { value: names[0], filter: (placeholder) => `${column} = ${placeholder}` }
+    : { value: [...names], filter: (placeholder) => `${column} = ANY(${placeholder}::text[])` };
 }
 
 /**
@@ -122,9 +121,8 @@ function featuresStatement(query: FeatureQuery): [string, unknown[]] {
   }
   // Not a subquery: = ANY of a known array is an index lookup.
   if (query.names) {
-    const [filter, value] = oneOfNames('f.name', `$${parameters.length + 1}`, query.names);
-    parameters.push(value);
-    filters.push(filter);
+    const named = oneOfNames('f.name', query.names);
+    filters.push(named.filter(parameter(named.value)));
   }
   return [
     `SELECT f.name, f.type, f.project, f.stale, f.description, f.impression_data,
@@ -148,25 +146,29 @@ function readDetails(
   environment: string,
   names: { readonly few: readonly string[] } | { readonly json: string },
 ): Promise<[StrategyRow[], DependencyRow[]]> {
-  const named = (column: string, placeholder: string): [string, unknown] =>
+  const named = (column: string) =>
     'few' in names
-      ? oneOfNames(column, placeholder, names.few)
-      : [`${column} IN (SELECT jsonb_array_elements_text(${placeholder}::jsonb))`, names.json];
-  const [strategyFilter, strategyNames] = named('feature_name', '$2');
-  const [dependencyFilter, dependencyNames] = named('child', '$1');
+      ? oneOfNames(column, names.few)
+      : {
+          value: names.json,
+          filter: (placeholder: string) =>
+            `${column} IN (SELECT jsonb_array_elements_text(${placeholder}::jsonb))`,
+        };
+  const strategies = named('feature_name');
+  const dependencies = named('child');
   return Promise.all([
     db.query<StrategyRow>(
       `SELECT feature_name, strategy_name, parameters, constraints, variants, segments
          FROM feature_strategies
-        WHERE environment = $1 AND NOT disabled AND ${strategyFilter}
+        WHERE environment = $1 AND NOT disabled AND ${strategies.filter('$2')}
         ORDER BY feature_name, sort_order, created_at, position, id`,
-      [environment, strategyNames],
+      [environment, strategies.value],
     ),
     db.query<DependencyRow>(
       `SELECT child, parent, enabled, variants FROM feature_dependencies
-        WHERE ${dependencyFilter}
+        WHERE ${dependencies.filter('$1')}
         ORDER BY child, parent`,
-      [dependencyNames],
+      [dependencies.value],
     ),
   ]);
 }
