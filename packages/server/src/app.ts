@@ -17,6 +17,7 @@ import Fastify, {
   LogController,
 } from 'fastify';
 import { adminGuard } from './auth/admin-guard.js';
+import { CredentialChanges } from './auth/credential-changes.js';
 import { LoginFailures } from './auth/login-failures.js';
 import { SessionStore } from './auth/sessions.js';
 import { tokenGuards } from './auth/token-guard.js';
@@ -47,6 +48,7 @@ import { ImportService } from './features/import/import-service.js';
 import { featuresBatchRoutes } from './features/import/routes.js';
 import { dashboardRoutes } from './features/insights/dashboard/routes.js';
 import { insightsRoutes } from './features/insights/routes.js';
+import { loginHistoryRoutes } from './features/logins/history-routes.js';
 import { loginRoutes } from './features/logins/routes.js';
 import { DefinedVariantsLookup } from './features/metrics/defined-variants.js';
 import { clientDataRetention } from './features/metrics/retention-job.js';
@@ -56,12 +58,14 @@ import { personalAccessTokens } from './features/personal-access-tokens/pat-stor
 import { personalAccessTokenRoutes } from './features/personal-access-tokens/routes.js';
 import { projectRoutes } from './features/projects/routes.js';
 import { segmentRoutes } from './features/segments/routes.js';
+import { settingsRoutes } from './features/settings/routes.js';
 import { signupTokenRoutes } from './features/signup-tokens/routes.js';
 import { strategyRoutes } from './features/strategies/routes.js';
 import { tagAdminRoutes } from './features/tags/routes.js';
 import { adminStreamRoutes } from './features/ui/admin-stream.js';
 import { uiRoutes } from './features/ui/routes.js';
 import { PasswordHasher } from './features/users/password.js';
+import { passwordRoutes } from './features/users/password-routes.js';
 import { userRoutes } from './features/users/routes.js';
 import { noSniff } from './no-sniff.js';
 import { healthRoutes } from './readiness.js';
@@ -70,6 +74,12 @@ import { RevisionTracker } from './revision.js';
 
 /** How often old delta events are compacted (`CHANGE_LOG_EVENTS_PER_ENVIRONMENT` kept). */
 const CHANGE_LOG_COMPACT_EVERY_MS = 60_000;
+
+/**
+ * How often the credentials of open admin streams are checked again: a session ended or a role
+ * changed on another server closes its streams here within this long (at once on this server).
+ */
+const ADMIN_STREAM_RECHECK_MS = 15_000;
 
 const { version } = createRequire(import.meta.url)('../package.json') as { version: string };
 
@@ -203,6 +213,7 @@ export async function buildApp(config: ServerConfig, deps: AppDeps): Promise<Fas
     { maxAgeMs: config.sessionMaxAgeMs, idleTimeoutMs: config.sessionIdleTimeoutMs },
     now,
   );
+  const credentialChanges = new CredentialChanges();
   const adminOnly = adminGuard({
     tokens,
     sessions,
@@ -249,10 +260,16 @@ export async function buildApp(config: ServerConfig, deps: AppDeps): Promise<Fas
   tagAdminRoutes(app, db, revisions, adminOnly);
   featureTypeRoutes(app, db, revisions, adminOnly);
   personalAccessTokenRoutes(app, db, adminOnly, now);
+  settingsRoutes(app, db, adminOnly);
   singleFlagRoutes(app, { db, revisions }, adminOnly);
   eventRoutes(app, db, adminOnly);
   const passwords = deps.passwords ?? new PasswordHasher();
-  userRoutes(app, db, adminOnly, passwords, now);
+  userRoutes(app, db, adminOnly, {
+    passwords,
+    now,
+    publicUrl: config.publicUrl,
+    changes: credentialChanges,
+  });
   // Rate limits are per route (`config.rateLimit`) on the routes without a token or with a public
   // one: public signup, `/edge/validate` and the frontend API's reports, registered after the
   // plugin so it sees them.
@@ -284,6 +301,12 @@ export async function buildApp(config: ServerConfig, deps: AppDeps): Promise<Fas
     bodyLimitBytes: config.bodyLimitBytes,
     requestsPerMinute: config.edgeValidatePerMinute,
   });
+  passwordRoutes(app, db, adminOnly, {
+    passwords,
+    now,
+    changes: credentialChanges,
+    requestsPerMinute: config.loginsPerMinute,
+  });
   signupTokenRoutes(app, db, adminOnly, {
     publicUrl: config.publicUrl,
     now,
@@ -293,18 +316,33 @@ export async function buildApp(config: ServerConfig, deps: AppDeps): Promise<Fas
   loginRoutes(app, db, adminOnly, {
     sessions,
     passwords,
-    failures: new LoginFailures(config.loginFailuresPerUsernamePerHour, 3_600_000, now),
+    failures: new LoginFailures(
+      db,
+      {
+        failuresPerUserAndAddress: config.loginFailuresBeforeDelay,
+        failuresPerAddress: config.loginAddressFailuresBeforeDelay,
+        failuresPerUser: config.loginUserFailuresBeforeSlowing,
+        delayMs: config.loginDelayMs,
+        maxDelayMs: config.loginMaxDelayMs,
+        forgetAfterMs: config.loginFailuresForgottenAfterMs,
+      },
+      now,
+    ),
     publicUrl: config.publicUrl,
     sessionMaxAgeMs: config.sessionMaxAgeMs,
     loginsPerMinute: config.loginsPerMinute,
     now,
+    changes: credentialChanges,
   });
+  loginHistoryRoutes(app, db, adminOnly);
   await insightsRoutes(app, db, adminOnly, { now });
   dashboardRoutes(app);
   adminStreamRoutes(app, changeFeed, adminOnly, {
     maxStreams: config.streamingMaxConnections,
     maxStreamsPerAddress: config.streamingMaxConnectionsPerAddress,
     keepAliveMs: config.streamingKeepAliveMs,
+    recheckMs: ADMIN_STREAM_RECHECK_MS,
+    changes: credentialChanges,
   });
   uiRoutes(app, deps.uiDir);
 

@@ -23,6 +23,11 @@ export const errorCatalogue = {
     name: 'BadDataError',
     message: 'This invite link has expired or has been disabled.',
   },
+  PASSWORD_LINK_INVALID: {
+    status: 400,
+    name: 'BadDataError',
+    message: 'This password link is unknown, used or expired; ask an Admin for a new one.',
+  },
   UNAUTHORIZED: {
     status: 401,
     name: 'AuthenticationRequired',
@@ -34,6 +39,11 @@ export const errorCatalogue = {
     name: 'PasswordMismatch',
     message:
       'The combination of password and username you provided is invalid. If you have forgotten your password, get in touch with your instance administrator.',
+  },
+  OLD_PASSWORD_WRONG: {
+    status: 401,
+    name: 'PasswordMismatch',
+    message: 'The current password is not right; nothing was changed.',
   },
   FORBIDDEN: {
     status: 403,
@@ -50,6 +60,12 @@ export const errorCatalogue = {
     name: 'ForbiddenError',
     message:
       'A request signed in by cookie that comes from another site is refused; use the server’s own pages, or an API token.',
+  },
+  PATS_NEED_SESSION: {
+    status: 403,
+    name: 'ForbiddenError',
+    message:
+      'Personal access tokens are listed, created and deleted from a signed-in session, not with a personal access token.',
   },
   PATS_NEED_USER: {
     status: 403,
@@ -97,6 +113,11 @@ export const errorCatalogue = {
     name: 'OperationDeniedError',
     message: 'This user has as many personal access tokens as allowed (10); delete one first.',
   },
+  LAST_ADMIN: {
+    status: 409,
+    name: 'ConflictError',
+    message: 'This change would leave no Admin: make another user Admin first.',
+  },
   PRECONDITION_FAILED: {
     status: 412,
     name: 'PreconditionFailedError',
@@ -120,7 +141,8 @@ export const errorCatalogue = {
   LOGIN_LIMITED: {
     status: 429,
     name: 'RateLimitError',
-    message: 'Too many failed logins with this user name; try again later.',
+    message:
+      'Too many failed logins for this user from this address: wait the seconds `Retry-After` gives, then try again (logins from other addresses are not held up). If you have forgotten your password, get in touch with your instance administrator.',
   },
   STREAMS_FULL: {
     status: 429,
@@ -132,7 +154,7 @@ export const errorCatalogue = {
   PASSWORD_HASHING_BUSY: {
     status: 503,
     name: 'ServiceUnavailableError',
-    message: 'Too many password operations at once; retry in a few seconds.',
+    message: 'Too many password checks are waiting on this server; retry in a few seconds.',
   },
   DATABASE_UNAVAILABLE: {
     status: 503,

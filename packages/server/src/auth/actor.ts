@@ -11,9 +11,12 @@ export type Role = 'admin' | 'editor' | 'viewer';
  */
 export type Permission = 'read' | 'edit' | 'admin';
 
+/** How an admin request says who makes it. */
+export type Credential = 'session' | 'personal-access-token' | 'admin-token';
+
 /** Who makes an admin request: a signed-in user, or a token (admin or personal access token). */
 export interface Actor {
-  readonly type: 'user' | 'token';
+  readonly credential: Credential;
   /** The user name, or the token's name, as the event log records it. */
   readonly name: string;
   /** The user behind a session or a personal access token. */
@@ -57,5 +60,5 @@ export function permissionOf(request: FastifyRequest): Permission {
 export function actorOf(request: FastifyRequest): Actor {
   if (request.actor !== undefined) return request.actor;
   const name = (request as { apiToken?: { tokenName: string } }).apiToken?.tokenName;
-  return { type: 'token', name: name ?? 'admin token', role: 'admin' };
+  return { credential: 'admin-token', name: name ?? 'admin token', role: 'admin' };
 }

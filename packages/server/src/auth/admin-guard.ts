@@ -1,6 +1,6 @@
 import type { FastifyRequest } from 'fastify';
 import { ApiError } from '../errors.js';
-import type { TokenStore } from '../features/api-tokens/token-store.js';
+import type { ApiToken, TokenStore } from '../features/api-tokens/token-store.js';
 import { type Actor, type Permission, permissionOf, type Role } from './actor.js';
 import { isCrossOrigin } from './same-origin.js';
 import { readSessionCookie } from './session-cookie.js';
@@ -12,7 +12,8 @@ import { wrongTokenKind } from './token-guard.js';
  * guard asks this after the API tokens; undefined for a secret that is none.
  */
 export interface PersonalAccessTokens {
-  lookup(secret: string): Promise<Actor | undefined>;
+  /** `touch` false: not counted as a use of the token. */
+  lookup(secret: string, touch?: boolean): Promise<Actor | undefined>;
 }
 
 /** What each role may do. */
@@ -38,6 +39,33 @@ export interface AdminGuardOptions {
 
 const isRead = (method: string) => method === 'GET' || method === 'HEAD' || method === 'OPTIONS';
 
+/** What an admin request says about who makes it: a token header, else a session cookie. */
+export interface Credentials {
+  /** The `Authorization` header's token (without `Bearer `). */
+  readonly token?: string;
+  /** The session cookie's value. */
+  readonly session?: string;
+}
+
+/** The credentials `request` carries. */
+export function credentialsOf(request: FastifyRequest): Credentials {
+  const header = request.headers.authorization;
+  if (header) return { token: header.startsWith('Bearer ') ? header.slice(7) : header };
+  const session = readSessionCookie(request);
+  return session === undefined ? {} : { session };
+}
+
+/** The `onRequest` hook of admin routes, and the identity check it is built on. */
+export interface AdminGuard {
+  (request: FastifyRequest): Promise<void>;
+  /**
+   * Who `credentials` name now, or undefined when nobody (ended session, deleted token or user).
+   * With `touch` false the check is not counted as a use (open streams are checked again).
+   * Another kind of API token throws its 403.
+   */
+  identify(credentials: Credentials, touch?: boolean): Promise<Actor | undefined>;
+}
+
 /**
  * The `onRequest` hook of every admin route. Who: an `Authorization` header names an admin token
  * (role admin) or a personal access token (its user's role); without one, the session cookie names
@@ -46,39 +74,54 @@ const isRead = (method: string) => method === 'GET' || method === 'HEAD' || meth
  * their own, so token requests are not checked). Then the route's permission (`permissionOf`)
  * against the role → 403. Sets `request.actor`.
  */
-export function adminGuard(options: AdminGuardOptions) {
+export function adminGuard(options: AdminGuardOptions): AdminGuard {
   const { tokens, sessions, personalTokens, publicOrigin } = options;
 
-  async function authenticate(request: FastifyRequest): Promise<Actor> {
-    const header = request.headers.authorization;
-    if (header) {
-      const secret = header.startsWith('Bearer ') ? header.slice(7) : header;
-      const token = await tokens.lookup(secret);
+  /** The actor, and the admin token when it is one (routes read `request.apiToken`). */
+  async function resolve(
+    credentials: Credentials,
+    touch: boolean,
+  ): Promise<{ actor: Actor; apiToken?: ApiToken } | undefined> {
+    if (credentials.token !== undefined) {
+      const token = await tokens.lookup(credentials.token);
       if (token?.type === 'admin') {
-        request.apiToken = token;
-        return { type: 'token', name: token.tokenName, role: 'admin' };
+        const actor: Actor = { credential: 'admin-token', name: token.tokenName, role: 'admin' };
+        return { actor, apiToken: token };
       }
       if (token) throw wrongTokenKind(token.type, 'admin');
-      const personal = await personalTokens?.lookup(secret);
-      if (personal) return personal;
-      throw new ApiError('UNAUTHORIZED');
+      const actor = await personalTokens?.lookup(credentials.token, touch);
+      return actor && { actor };
     }
-    const session = readSessionCookie(request);
-    const user = session === undefined ? undefined : await sessions.lookup(session);
-    if (!user) throw new ApiError('UNAUTHORIZED');
-    if (!isRead(request.method) && isCrossOrigin(request, publicOrigin)) {
-      throw new ApiError('CROSS_ORIGIN');
-    }
-    return { type: 'user', name: user.name, userId: user.userId, role: user.role };
+    if (credentials.session === undefined) return undefined;
+    const user = await sessions.lookup(credentials.session, touch);
+    return (
+      user && {
+        actor: { credential: 'session', name: user.name, userId: user.userId, role: user.role },
+      }
+    );
   }
 
-  return async function checkAdmin(request: FastifyRequest): Promise<void> {
-    const actor = await authenticate(request);
+  async function checkAdmin(request: FastifyRequest): Promise<void> {
+    const found = await resolve(credentialsOf(request), true);
+    if (!found) throw new ApiError('UNAUTHORIZED');
+    const { actor, apiToken } = found;
+    if (apiToken) request.apiToken = apiToken;
+    if (
+      actor.credential === 'session' &&
+      !isRead(request.method) &&
+      isCrossOrigin(request, publicOrigin)
+    ) {
+      throw new ApiError('CROSS_ORIGIN');
+    }
     request.actor = actor;
     const needed = permissionOf(request);
     if (!allows(actor.role, needed))
       throw new ApiError('ROLE_FORBIDDEN', roleMessage(actor, needed));
-  };
+  }
+
+  const identify = async (credentials: Credentials, touch = true) =>
+    (await resolve(credentials, touch))?.actor;
+  return Object.assign(checkAdmin, { identify });
 }
 
 const ROLE_NAME: Readonly<Record<Role, string>> = {

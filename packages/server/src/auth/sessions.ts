@@ -73,8 +73,11 @@ export class SessionStore {
     return secret;
   }
 
-  /** The user of a live session (its last use recorded), or undefined. */
-  async lookup(secret: string): Promise<SessionUser | undefined> {
+  /**
+   * The user of a live session, or undefined. Its last use is recorded unless `touch` is false (a
+   * check that is no use of the session, such as an open page's stream being checked again).
+   */
+  async lookup(secret: string, touch = true): Promise<SessionUser | undefined> {
     const at = this.now();
     const [row] = await this.db.query<SessionRow>(
       `SELECT s.user_id, s.last_seen_at, u.username, u.email, u.name,
@@ -85,7 +88,7 @@ export class SessionStore {
       [hashSecret(secret), at, new Date(at.getTime() - this.limits.idleTimeoutMs)],
     );
     if (!row) return undefined;
-    if (at.getTime() - new Date(row.last_seen_at).getTime() >= this.touchEveryMs) {
+    if (touch && at.getTime() - new Date(row.last_seen_at).getTime() >= this.touchEveryMs) {
       await this.db.query('UPDATE user_sessions SET last_seen_at = $2 WHERE id_hash = $1', [
         hashSecret(secret),
         at,
@@ -104,8 +107,18 @@ export class SessionStore {
       'SELECT user_id FROM user_sessions WHERE id_hash = $1',
       [hashSecret(secret)],
     );
-    if (!row) return undefined;
-    await this.db.query('DELETE FROM user_sessions WHERE user_id = $1', [row.user_id]);
-    return row.user_id;
+    if (row) await endSessionsOf(this.db, row.user_id);
+    return row?.user_id;
   }
+}
+
+/**
+ * Ends every session of `userId` but the one `keep` names (a password change keeps the session
+ * that made it), in the caller's transaction.
+ */
+export async function endSessionsOf(tx: Queryable, userId: number, keep?: string): Promise<void> {
+  await tx.query('DELETE FROM user_sessions WHERE user_id = $1 AND id_hash IS DISTINCT FROM $2', [
+    userId,
+    keep === undefined ? null : hashSecret(keep),
+  ]);
 }

@@ -11,6 +11,8 @@ import { sql as flagVersions } from './0018-flag-versions.js';
 import { sql as sessionsAndRoles } from './0020-sessions-and-roles.js';
 import { sql as adminResources } from './0021-admin-resources.js';
 import { sql as simpleTagType } from './0022-simple-tag-type.js';
+import { sql as loginThrottling } from './0023-login-throttling.js';
+import { sql as userAdministration } from './0024-user-administration.js';
 
 /**
  * Versioned migrations, applied in order and recorded in `schema_migrations`.
@@ -35,4 +37,6 @@ export const migrations: readonly {
   { version: 20, name: 'sessions-and-roles', sql: sessionsAndRoles },
   { version: 21, name: 'admin-resources', sql: adminResources },
   { version: 22, name: 'simple-tag-type', sql: simpleTagType },
+  { version: 23, name: 'login-throttling', sql: loginThrottling },
+  { version: 24, name: 'user-administration', sql: userAdministration },
 ];

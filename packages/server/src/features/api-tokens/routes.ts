@@ -93,7 +93,11 @@ export function apiTokenRoutes(
 
   typed.get(
     '/api/admin/api-tokens',
-    { onRequest: guard, schema: { response: { 200: apiTokensSchema } } },
+    {
+      onRequest: guard,
+      config: { permission: 'admin' },
+      schema: { response: { 200: apiTokensSchema } },
+    },
     async function adminListTokens() {
       return { tokens: (await store.list()).map((token) => tokenJson(token)) };
     },
@@ -109,8 +113,9 @@ export function apiTokenRoutes(
       const type = tokenType(body.type);
       const scope = type === 'admin' ? adminScope(body) : await scopeOf(db, type, body);
       const secret = newSecret(scope.projects, scope.environment);
-      const token = await db.transaction((tx) =>
-        store.insert(
+      const by = actorOf(request);
+      const token = await db.transaction(async (tx) => {
+        const created = await store.insert(
           {
             secret,
             tokenName,
@@ -120,10 +125,18 @@ export function apiTokenRoutes(
             source: 'api',
           },
           tx,
-        ),
-      );
+        );
+        if (!created) throw new ApiError('INTERNAL');
+        // The event shows the secret masked: the log is no place for it.
+        recordEvent(tx, {
+          type: EVENT_TYPES.apiTokenCreated,
+          by,
+          environment: created.environment,
+          data: tokenJson(created),
+        });
+        return created;
+      });
       store.changed();
-      if (!token) throw new ApiError('INTERNAL');
       return reply.status(201).header('location', 'api-tokens').send(tokenJson(token, secret));
     },
   );
@@ -173,7 +186,19 @@ export function apiTokenRoutes(
       // The path names a secret: request log lines show it masked.
     },
     async function adminDeleteToken(request, reply) {
-      await store.delete(request.params.token);
+      const by = actorOf(request);
+      // As unleash-server: 200 whether or not the token existed.
+      await db.transaction(async (tx) => {
+        const deleted = await store.delete(request.params.token, tx);
+        if (!deleted) return;
+        recordEvent(tx, {
+          type: EVENT_TYPES.apiTokenDeleted,
+          by,
+          environment: deleted.environment,
+          preData: tokenJson(deleted),
+        });
+      });
+      store.changed();
       return reply.status(200).send();
     },
   );

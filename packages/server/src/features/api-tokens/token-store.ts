@@ -202,20 +202,23 @@ export class TokenStore {
     return { created, deleted: rows.map(toToken) };
   }
 
-  /** Deletes the token named by `key`: its secret or its id (see `idFromKey`). */
-  async delete(key: string): Promise<void> {
+  /**
+   * Deletes the token named by `key` (its secret or its id, see `idFromKey`) in the caller's
+   * transaction; the deleted token, or undefined when there was none. Call `changed` after the
+   * commit.
+   */
+  async delete(key: string, tx: Queryable): Promise<ApiToken | undefined> {
     const id = idFromKey(key) ?? null;
-    await this.db.transaction(async (tx) => {
-      const rows = await tx.query(
-        `DELETE FROM api_tokens
-          WHERE secret_hash = $1
-             OR (id = $2 AND NOT EXISTS (SELECT 1 FROM api_tokens WHERE secret_hash = $1))
-          RETURNING id`,
-        [hashSecret(key), id],
-      );
-      if (rows.length > 0) await bumpTokenRevision(tx);
-    });
-    this.revisions.invalidate();
+    const [row] = await tx.query<TokenRow>(
+      `DELETE FROM api_tokens
+        WHERE secret_hash = $1
+           OR (id = $2 AND NOT EXISTS (SELECT 1 FROM api_tokens WHERE secret_hash = $1))
+        RETURNING ${COLUMNS}`,
+      [hashSecret(key), id],
+    );
+    if (!row) return undefined;
+    await bumpTokenRevision(tx);
+    return toToken(row);
   }
 
   /**

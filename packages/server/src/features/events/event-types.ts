@@ -49,9 +49,21 @@ export const EVENT_TYPES = {
   strategyDeleted: 'strategy-deleted',
   strategyDeprecated: 'strategy-deprecated',
   strategyReactivated: 'strategy-reactivated',
+  apiTokenCreated: 'api-token-created',
   apiTokenUpdated: 'api-token-updated',
+  apiTokenDeleted: 'api-token-deleted',
   patCreated: 'pat-created',
   patDeleted: 'pat-deleted',
+  userCreated: 'user-created',
+  userUpdated: 'user-updated',
+  userDeleted: 'user-deleted',
+  publicSignupTokenCreated: 'public-signup-token-created',
+  publicSignupTokenUpdated: 'public-signup-token-updated',
+  publicSignupTokenUserAdded: 'public-signup-token-user-added',
+  settingUpdated: 'setting-updated',
+  // unleash-server records no event for these; flags-server names them in its style.
+  userPasswordChanged: 'user-password-changed',
+  userPasswordLinkCreated: 'user-password-link-created',
 } as const;
 
 export type EventType = (typeof EVENT_TYPES)[keyof typeof EVENT_TYPES];

@@ -1,14 +1,16 @@
 import type { JsonSchemaToTsProvider } from '@fastify/type-provider-json-schema-to-ts';
 import { userSchema } from '@flags/schemas';
+import { addressShare } from '@flags/serving';
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import type { Role } from '../../auth/actor.js';
-import type { LoginFailures } from '../../auth/login-failures.js';
+import type { CredentialChanges } from '../../auth/credential-changes.js';
+import { type LoginFailures, loginSubject } from '../../auth/login-failures.js';
 import { isCrossOrigin } from '../../auth/same-origin.js';
 import { cookiePath, readSessionCookie, sessionCookie } from '../../auth/session-cookie.js';
 import type { SessionStore } from '../../auth/sessions.js';
 import type { Database } from '../../db/database.js';
 import { ApiError } from '../../errors.js';
-import { logIn } from '../users/login.js';
+import { checkLogin, findLoginCandidate } from '../users/login.js';
 import type { PasswordHasher } from '../users/password.js';
 import { getUsers } from '../users/user-store.js';
 
@@ -20,6 +22,8 @@ export interface LoginOptions {
   readonly sessionMaxAgeMs: number;
   readonly loginsPerMinute: number;
   readonly now: () => Date;
+  /** Told of each logout, so this server's open admin streams of that user close at once. */
+  readonly changes: CredentialChanges;
 }
 
 /** unleash-server's login body (`loginSchema`), with lengths bounded. */
@@ -104,8 +108,16 @@ export function loginRoutes(
   guard: (request: FastifyRequest) => Promise<void>,
   options: LoginOptions,
 ): void {
-  const { sessions, passwords, failures, publicUrl, sessionMaxAgeMs, loginsPerMinute, now } =
-    options;
+  const {
+    sessions,
+    passwords,
+    failures,
+    publicUrl,
+    sessionMaxAgeMs,
+    loginsPerMinute,
+    now,
+    changes,
+  } = options;
   const typed = app.withTypeProvider<JsonSchemaToTsProvider>();
   const path = cookiePath(publicUrl);
   const sameSiteOnly = refuseCrossOrigin(publicUrl.origin);
@@ -113,11 +125,13 @@ export function loginRoutes(
   typed.post(
     '/auth/simple/login',
     {
-      // Guessing passwords from one address is slow; `failures` slows it from many.
+      // Guessing passwords from one address is slow; `failures` slows it further, in the database.
       config: {
         rateLimit: {
           max: loginsPerMinute,
           timeWindow: 60_000,
+          // One subscriber may use every address of its IPv6 /64.
+          keyGenerator: (request: FastifyRequest) => addressShare(request.ip),
           errorResponseBuilder: () => new ApiError('RATE_LIMITED'),
         },
       },
@@ -126,13 +140,21 @@ export function loginRoutes(
     },
     async function authLogIn(request, reply) {
       const { username, password } = request.body;
+      const candidate = await findLoginCandidate(db, username);
       // The same answers, in about the same time, for a name nobody has and a wrong password.
-      if (failures.blocked(username)) throw new ApiError('LOGIN_LIMITED');
-      const found = await logIn(db, passwords, username, password);
+      const subject = loginSubject(candidate?.id, username, request.ip);
+      const waitMs = await failures.retryAfterMs(subject);
+      if (waitMs > 0) {
+        const seconds = Math.ceil(waitMs / 1000);
+        void reply.header('retry-after', String(seconds));
+        throw new ApiError('LOGIN_LIMITED', undefined, [`Try again in ${seconds} s.`]);
+      }
+      const found = await checkLogin(db, passwords, candidate, password, request.ip);
       if (!found) {
-        failures.record(username);
+        await failures.recordFailure(subject);
         throw new ApiError('LOGIN_FAILED');
       }
+      await failures.recordSuccess(subject);
       await db.query('UPDATE users SET seen_at = $2, login_attempts = 0 WHERE id = $1', [
         found.id,
         now(),
@@ -146,14 +168,27 @@ export function loginRoutes(
     },
   );
 
-  typed.post('/logout', { onRequest: sameSiteOnly }, async function authLogOut(request, reply) {
-    const secret = readSessionCookie(request);
-    // As unleash-server: every session of the user ends, not just this browser's.
-    if (secret !== undefined) await sessions.endAllOf(secret);
-    return reply
-      .header('set-cookie', sessionCookie(request, '', 0, path))
-      .header('clear-site-data', '"cookies", "storage"')
-      .redirect(`${path === '/' ? '' : path}/signed-out`, 302);
+  // The UI's "Log out" is a form post (it works without script); scripts post JSON or nothing.
+  // The body says nothing, so it is read and dropped, in this route's scope only.
+  app.register(async function logoutScope(scope) {
+    scope.removeAllContentTypeParsers();
+    scope.addContentTypeParser(
+      ['application/x-www-form-urlencoded', 'application/json'],
+      { parseAs: 'string', bodyLimit: 4096 },
+      (_request, _body, done) => done(null, undefined),
+    );
+    scope.post('/logout', { onRequest: sameSiteOnly }, async function authLogOut(request, reply) {
+      const secret = readSessionCookie(request);
+      // As unleash-server: every session of the user ends, not just this browser's.
+      if (secret !== undefined && (await sessions.endAllOf(secret)) !== undefined) {
+        changes.changed();
+      }
+      return reply
+        .header('set-cookie', sessionCookie(request, '', 0, path))
+        .header('clear-site-data', '"cookies", "storage"')
+        .header('cache-control', 'no-store')
+        .redirect(`${path === '/' ? '' : path}/signed-out`, 302);
+    });
   });
 
   typed.get(

@@ -91,12 +91,13 @@ export interface PatUser {
 /**
  * The user behind an unexpired personal access token of a user not deleted, or undefined. The
  * secret is hashed and looked up by its hash, as API tokens are. Its last use is recorded at
- * most once a minute.
+ * most once a minute, unless `touch` is false (a check that is no use of the token).
  */
 export async function findPersonalAccessToken(
   db: Queryable,
   secret: string,
   now: Date = new Date(),
+  touch = true,
 ): Promise<PatUser | undefined> {
   const [row] = await db.query<{
     id: number;
@@ -115,7 +116,9 @@ export async function findPersonalAccessToken(
     [hashSecret(secret), now],
   );
   if (!row) return undefined;
-  if (row.seen_at === null || now.getTime() - new Date(row.seen_at).getTime() >= TOUCH_EVERY_MS) {
+  const due =
+    row.seen_at === null || now.getTime() - new Date(row.seen_at).getTime() >= TOUCH_EVERY_MS;
+  if (touch && due) {
     await db.query('UPDATE personal_access_tokens SET seen_at = $2 WHERE id = $1', [row.id, now]);
   }
   return {
@@ -128,9 +131,16 @@ export async function findPersonalAccessToken(
 /** The admin guard's view of personal access tokens (`PersonalAccessTokens` in admin-guard.ts). */
 export function personalAccessTokens(db: Queryable, now: () => Date = () => new Date()) {
   return {
-    async lookup(secret: string): Promise<Actor | undefined> {
-      const user = await findPersonalAccessToken(db, secret, now());
-      return user && { type: 'token', name: user.userName, userId: user.userId, role: user.role };
+    async lookup(secret: string, touch = true): Promise<Actor | undefined> {
+      const user = await findPersonalAccessToken(db, secret, now(), touch);
+      return (
+        user && {
+          credential: 'personal-access-token',
+          name: user.userName,
+          userId: user.userId,
+          role: user.role,
+        }
+      );
     },
   };
 }

@@ -6,17 +6,25 @@ import { ApiError } from '../../errors.js';
 import { refuseDuplicate } from '../config-write.js';
 import { recordEvent } from '../events/event-store.js';
 import { EVENT_TYPES } from '../events/event-types.js';
+import { readSetting } from '../settings/settings-store.js';
 import { deletePat, insertPat, listPats, newPatSecret, PATS_PER_USER } from './pat-store.js';
 
 /** Any signed-in user manages their own tokens, whatever their role (as unleash-server). */
 const OWN = { permission: 'read' } as const;
 
-/** The user making the request; 403 for an admin API token, which belongs to no user. */
+/**
+ * The user making the request; 403 for an admin API token, which belongs to no user, and for a
+ * personal access token: a leaked token must not be able to make itself new ones (or outlive its
+ * expiry through them), nor hide by deleting the others.
+ */
 function userIdOf(request: FastifyRequest): number {
-  const { userId } = actorOf(request);
+  const { userId, credential } = actorOf(request);
+  if (credential === 'personal-access-token') throw new ApiError('PATS_NEED_SESSION');
   if (userId === undefined) throw new ApiError('PATS_NEED_USER');
   return userId;
 }
+
+const DAY_MS = 86_400_000;
 
 /**
  * Personal access tokens of the signed-in user: listed, created (the secret shown once, only its
@@ -61,6 +69,16 @@ export function personalAccessTokenRoutes(
       const expiresAt = new Date(request.body.expiresAt);
       if (!(expiresAt.getTime() > now().getTime())) {
         throw new ApiError('BAD_DATA', 'The expiry date should be in future.');
+      }
+      const { maxLifetimeDays } = await readSetting(db, 'personalAccessTokens');
+      if (
+        maxLifetimeDays !== null &&
+        expiresAt.getTime() > now().getTime() + maxLifetimeDays * DAY_MS
+      ) {
+        throw new ApiError(
+          'BAD_DATA',
+          `A personal access token may live ${maxLifetimeDays} days at most on this server (an Admin's setting); choose an earlier expiresAt.`,
+        );
       }
       const secret = newPatSecret();
       const by = actorOf(request);

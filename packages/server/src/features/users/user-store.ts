@@ -175,3 +175,67 @@ export async function createUser(tx: Queryable, user: NewUser): Promise<User> {
   const [created] = await getUsers(tx, [inserted!.id]);
   return created!;
 }
+
+/**
+ * Locks the Admin root role's row for the caller's transaction: changes that may leave no Admin
+ * (a demotion, a deletion) take it first, so two at once cannot each leave the other the last.
+ * Returns the number of Admins.
+ */
+export async function lockAdminCount(tx: Queryable): Promise<number> {
+  await tx.query("SELECT id FROM roles WHERE type = 'root' AND name = 'Admin' FOR UPDATE");
+  const [row] = await tx.query<{ n: number }>(
+    `SELECT count(DISTINCT u.id)::int AS n FROM users u
+       JOIN role_user ru ON ru.user_id = u.id JOIN roles r ON r.id = ru.role_id
+      WHERE u.deleted_at IS NULL AND r.type = 'root' AND r.name = 'Admin'`,
+  );
+  return row?.n ?? 0;
+}
+
+/** Whether `roleId` is the Admin root role. */
+export async function isAdminRoleId(db: Queryable, roleId: number | undefined): Promise<boolean> {
+  if (roleId === undefined) return false;
+  const rows = await db.query(
+    "SELECT 1 FROM roles WHERE id = $1 AND type = 'root' AND name = 'Admin'",
+    [roleId],
+  );
+  return rows.length > 0;
+}
+
+/** Gives `userId` the root role `roleId` in place of the one it had. */
+export async function setRootRole(tx: Queryable, userId: number, roleId: number): Promise<void> {
+  await tx.query(
+    `DELETE FROM role_user WHERE user_id = $1
+        AND role_id IN (SELECT id FROM roles WHERE type = 'root')`,
+    [userId],
+  );
+  await tx.query('INSERT INTO role_user (role_id, user_id) VALUES ($1, $2)', [roleId, userId]);
+}
+
+/** Changes a user's name and email (undefined: unchanged); the 23505 of a taken email: `userClash`. */
+export async function updateUserDetails(
+  tx: Queryable,
+  userId: number,
+  change: { name?: string | undefined; email?: string | undefined },
+): Promise<void> {
+  await tx.query(
+    'UPDATE users SET name = COALESCE($2, name), email = COALESCE($3, email) WHERE id = $1',
+    [userId, change.name ?? null, change.email ?? null],
+  );
+}
+
+/**
+ * Deletes a user: their sessions, personal access tokens, password links and roles go with the row
+ * (foreign keys). The event log keeps their name on what they did.
+ */
+export async function deleteUser(tx: Queryable, userId: number): Promise<void> {
+  await tx.query('DELETE FROM users WHERE id = $1', [userId]);
+}
+
+/** Sets a user's password hash. */
+export async function setPasswordHash(
+  tx: Queryable,
+  userId: number,
+  passwordHash: string,
+): Promise<void> {
+  await tx.query('UPDATE users SET password_hash = $2 WHERE id = $1', [userId, passwordHash]);
+}
