@@ -1,10 +1,10 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import type { FastifyInstance } from 'fastify';
+import { waitFor } from '../../../../test/helpers/wait.js';
 import type { Database } from '../../src/db/database.js';
 import { admin, backends, startApp } from '../helpers.js';
 import { openSse, type SseConnection } from '../sse-client.js';
-import { waitFor } from '../../../../test/helpers/wait.js';
 
 const ORIGIN = 'http://localhost:4242';
 
@@ -351,7 +351,11 @@ for (const backend of backends) {
           ['GET', '/api/admin/user-admin', undefined],
           ['PUT', `/api/admin/user-admin/${victim.id}`, { rootRole: 'Admin' }],
           ['DELETE', `/api/admin/user-admin/${victim.id}`, undefined],
-          ['POST', `/api/admin/user-admin/${victim.id}/change-password`, { password: 'x'.repeat(9) }],
+          [
+            'POST',
+            `/api/admin/user-admin/${victim.id}/change-password`,
+            { password: 'x'.repeat(9) },
+          ],
           ['POST', '/api/admin/user-admin/reset-password', { id: victim.username }],
           ['GET', '/api/admin/logins', undefined],
         ] as const) {
