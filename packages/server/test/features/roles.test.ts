@@ -94,6 +94,26 @@ for (const backend of backends) {
       });
     }
 
+    // Issue 46: these answered every role. unleash-server refuses them to all but Admins;
+    // test/e2e/role-matrix.test.ts compares every admin route with it.
+    it('answers user administration, API tokens, invite links and roles to Admins only', async () => {
+      const reads = [
+        '/api/admin/user-admin',
+        '/api/admin/api-tokens',
+        '/api/admin/invite-link/tokens',
+        '/api/admin/roles',
+      ];
+      const answers: Record<string, number[]> = {};
+      for (const url of reads) {
+        answers[url] = [];
+        for (const who of ['Admin', 'Editor', 'Viewer'] as const) {
+          const response = await app.inject({ url, headers: credentials.get(who)! });
+          answers[url].push(response.statusCode);
+        }
+      }
+      assert.deepEqual(answers, Object.fromEntries(reads.map((url) => [url, [200, 403, 403]])));
+    });
+
     it('records the user name of a session as who made a change', async () => {
       const response = await app.inject({
         ...ROUTES.edit(1000),

@@ -412,6 +412,7 @@ export function flagRoutes(
         body: { type: 'object', required: ['name'], properties: { name: flagNameSchema } },
       },
       onRequest: guard,
+      config: { permission: 'read' },
     },
     async function adminValidateFlagName(request, reply) {
       await requireFreeName(db, request.body.name);

@@ -21,7 +21,12 @@ export function featuresBatchRoutes(
 
   typed.post(
     '/api/admin/features-batch/import',
-    { schema: { body: importRequestSchema }, onRequest: guard, bodyLimit },
+    {
+      schema: { body: importRequestSchema },
+      onRequest: guard,
+      config: { permission: 'edit' },
+      bodyLimit,
+    },
     async function adminImportFeatures(request, reply) {
       await service.import(request.body, actorOf(request));
       return reply.status(200).send();
@@ -33,6 +38,7 @@ export function featuresBatchRoutes(
     {
       schema: { body: importRequestSchema, response: { 200: importValidationSchema } },
       onRequest: guard,
+      config: { permission: 'read' },
       bodyLimit,
     },
     async function adminValidateImport(request) {
@@ -42,7 +48,12 @@ export function featuresBatchRoutes(
 
   typed.post(
     '/api/admin/features-batch/export',
-    { schema: { body: exportQuerySchema }, onRequest: guard, bodyLimit },
+    {
+      schema: { body: exportQuerySchema },
+      onRequest: guard,
+      config: { permission: 'read' },
+      bodyLimit,
+    },
     async function adminExportFeatures(request, reply) {
       const result = await exportFeatures(db, request.body);
       // Serialized directly: the export is the import's input, not re-filtered by a response schema.

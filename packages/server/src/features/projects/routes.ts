@@ -177,6 +177,7 @@ export function projectRoutes(
         },
       },
       onRequest: guard,
+      config: { permission: 'edit' },
     },
     async function adminAddProjectEnvironment(request, reply) {
       const { project } = request.params;
@@ -225,6 +226,7 @@ export function projectRoutes(
         },
       },
       onRequest: guard,
+      config: { permission: 'edit' },
     },
     async function adminRemoveProjectEnvironment(request, reply) {
       const { project, environment } = request.params;

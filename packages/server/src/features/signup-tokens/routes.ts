@@ -111,7 +111,11 @@ export function signupTokenRoutes(
 
   typed.get(
     '/api/admin/invite-link/tokens',
-    { onRequest: guard, schema: { response: { 200: publicSignupTokensSchema } } },
+    {
+      onRequest: guard,
+      config: { permission: 'admin' },
+      schema: { response: { 200: publicSignupTokensSchema } },
+    },
     async function adminListSignupTokens() {
       return { tokens: await tokensJson(db, await listSignupTokens(db), publicUrl, now()) };
     },
@@ -172,6 +176,7 @@ export function signupTokenRoutes(
     '/api/admin/invite-link/tokens/:token',
     {
       onRequest: guard,
+      config: { permission: 'admin' },
       schema: { params: tokenParams, response: { 200: publicSignupTokenSchema } },
     },
     async function adminGetSignupToken(request) {

@@ -79,6 +79,7 @@ export function strategyRoutes(
     {
       schema: { body: { type: 'object', required: ['name'], properties: definitionProperties } },
       onRequest: guard,
+      config: { permission: 'edit' },
     },
     async function adminCreateStrategy(request, reply) {
       const { name, title, description, parameters } = request.body;
@@ -106,6 +107,7 @@ export function strategyRoutes(
         body: { type: 'object', properties: definitionProperties },
       },
       onRequest: guard,
+      config: { permission: 'edit' },
     },
     async function adminUpdateStrategy(request, reply) {
       const { name } = request.params;
@@ -139,7 +141,7 @@ export function strategyRoutes(
   ] as const) {
     typed.post(
       `/api/admin/strategies/:name/${action}`,
-      { schema: { params: nameParams }, onRequest: guard },
+      { schema: { params: nameParams }, onRequest: guard, config: { permission: 'edit' } },
       async function adminDeprecateStrategy(request, reply) {
         const { name } = request.params;
         await write(request, async (tx, by) => {
@@ -166,7 +168,7 @@ export function strategyRoutes(
 
   typed.delete(
     '/api/admin/strategies/:name',
-    { schema: { params: nameParams }, onRequest: guard },
+    { schema: { params: nameParams }, onRequest: guard, config: { permission: 'edit' } },
     async function adminDeleteStrategy(request, reply) {
       const { name } = request.params;
       await write(request, async (tx, by) => {

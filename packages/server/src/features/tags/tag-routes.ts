@@ -86,7 +86,7 @@ export function tagRoutes(
 
   typed.delete(
     '/api/admin/tags/:type/:value',
-    { schema: { params: tagParams }, onRequest: guard, config: EDIT },
+    { schema: { params: tagParams }, onRequest: guard, config: { permission: 'admin' } },
     async function adminDeleteTag(request, reply) {
       const tag = { type: request.params.type, value: request.params.value };
       const actor = actorOf(request);
@@ -116,7 +116,7 @@ export function tagRoutes(
 
   typed.post(
     '/api/admin/tag-types/validate',
-    { schema: { body: tagTypeSchema }, onRequest: guard, config: EDIT },
+    { schema: { body: tagTypeSchema }, onRequest: guard, config: { permission: 'read' } },
     async function adminValidateTagType(request) {
       const { name } = request.body;
       if (await findTagType(db, name)) {
