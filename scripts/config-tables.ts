@@ -140,8 +140,7 @@ const serverGroups: Groups = [
       'signupsPerMinute',
       'edgeValidatePerMinute',
       'session*',
-      'loginsPerMinute',
-      'loginFailuresPerUsernamePerHour',
+      'login*',
     ],
   },
   {

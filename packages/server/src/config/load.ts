@@ -39,9 +39,16 @@ function resolve(options: Options, overrides: ServerOptions) {
     /** Login sessions end this long after the login, or when unused this long. */
     sessionMaxAgeMs: options.sessionMaxAgeMs,
     sessionIdleTimeoutMs: options.sessionIdleTimeoutMs,
-    /** Logins per client address and minute; failed logins per user name and hour. */
+    /** Logins per client address (IPv6 by /64) and minute, right or wrong. */
     loginsPerMinute: options.loginsPerMinute,
-    loginFailuresPerUsernamePerHour: options.loginFailuresPerUsernamePerHour,
+    /** Failed logins before waits: per user and address, per address, per user (only slows). */
+    loginFailuresBeforeDelay: options.loginFailuresBeforeDelay,
+    loginAddressFailuresBeforeDelay: options.loginAddressFailuresBeforeDelay,
+    loginUserFailuresBeforeSlowing: options.loginUserFailuresBeforeSlowing,
+    /** The first wait, doubled per failure up to the longest; when counters are forgotten. */
+    loginDelayMs: options.loginDelayMs,
+    loginMaxDelayMs: options.loginMaxDelayMs,
+    loginFailuresForgottenAfterMs: options.loginFailuresForgottenAfterMs,
     /**
      * Which forwarded-for headers to believe for the client address: `false` (none, the socket's
      * address), `true` (all), a hop count, or the addresses/ranges of the trusted proxies.

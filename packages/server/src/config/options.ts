@@ -152,13 +152,43 @@ export const serverSchema = Type.Object({
     env: ['LOGIN_RATE_LIMIT_PER_MINUTE'],
     default: 10,
     fromEnv: number,
-    doc: 'Logins (`POST /auth/simple/login`) accepted per client address and minute, right or wrong; more get 429.',
+    doc: 'Logins (`POST /auth/simple/login`) accepted per client address (IPv6 by /64) and minute, right or wrong; more get 429. Counted per server process.',
   }),
-  loginFailuresPerUsernamePerHour: option(positive(), {
-    env: ['LOGIN_FAILURES_PER_USERNAME_PER_HOUR'],
-    default: 10,
+  loginFailuresBeforeDelay: option(positive(), {
+    env: ['LOGIN_FAILURES_BEFORE_DELAY'],
+    default: 5,
     fromEnv: number,
-    doc: 'Failed logins with one user name (any case; known or not) per hour, from any address; beyond, logins with it get 429 until the hour ends. Counted per server process.',
+    doc: 'Failed logins for one user (username or email, any case; a name nobody has counts alike) from one client address (IPv6 by /64) before each further try from it waits `LOGIN_DELAY_MS`, doubled per failure (429 with `Retry-After`); a login from another address is not held up. Counted in the database, for every server on it.',
+  }),
+  loginAddressFailuresBeforeDelay: option(positive(), {
+    env: ['LOGIN_ADDRESS_FAILURES_BEFORE_DELAY'],
+    default: 100,
+    fromEnv: number,
+    doc: 'Failed logins from one client address (IPv6 by /64), for any users, before each further login from it waits `LOGIN_DELAY_MS`, doubled per failure (429 with `Retry-After`): credential stuffing from one address slows down. Counted in the database.',
+  }),
+  loginUserFailuresBeforeSlowing: option(positive(), {
+    env: ['LOGIN_USER_FAILURES_BEFORE_SLOWING'],
+    default: 20,
+    fromEnv: number,
+    doc: 'Failed logins for one user from all addresses after which every address that has failed for that user waits after each of its failures (`LOGIN_DELAY_MS`, doubled per failure); an address without failures for the user is never held up, so nobody can lock a user out. Counted in the database.',
+  }),
+  loginDelayMs: option(positive(), {
+    env: ['LOGIN_DELAY_MS'],
+    default: 1000,
+    fromEnv: number,
+    doc: 'The first wait after the failures `LOGIN_FAILURES_BEFORE_DELAY` and `LOGIN_ADDRESS_FAILURES_BEFORE_DELAY` allow, ms; each further failure doubles it, up to `LOGIN_MAX_DELAY_MS`.',
+  }),
+  loginMaxDelayMs: option(positive(), {
+    env: ['LOGIN_MAX_DELAY_MS'],
+    default: 900000,
+    fromEnv: number,
+    doc: 'The longest wait between failed logins, ms (15 minutes).',
+  }),
+  loginFailuresForgottenAfterMs: option(positive(60_000), {
+    env: ['LOGIN_FAILURES_FORGOTTEN_AFTER_MS'],
+    default: 86400000,
+    fromEnv: number,
+    doc: 'A failed-login counter with no failure for this long starts again from zero, ms (24 hours); its row is deleted at the next failed login. A successful login clears its user and address’s counter at once.',
   }),
   trustProxy: option(
     Type.Union(

@@ -248,7 +248,8 @@ export function signupTokenRoutes(
       if (await emailTaken(db, email)) throw new ApiError('USER_EXISTS');
       if (username && (await usernameTaken(db, username))) throw new ApiError('USERNAME_EXISTS');
       // Hashing is slow on purpose: done before the transaction so it holds no lock meanwhile.
-      const passwordHash = password === undefined ? null : await passwords.hash(password);
+      const passwordHash =
+        password === undefined ? null : await passwords.hash(password, request.ip);
       try {
         const user = await db.transaction(async (tx) => {
           // Read again inside the transaction: a token disabled meanwhile admits nobody.

@@ -1,5 +1,6 @@
 import { randomBytes, type ScryptOptions, scrypt, timingSafeEqual } from 'node:crypto';
-import { ConcurrencyLimit, LimitFullError } from '../../concurrency-limit.js';
+import { addressShare } from '@flags/serving';
+import { FairLimit, LimitFullError } from '../../concurrency-limit.js';
 import { ApiError } from '../../errors.js';
 
 interface ScryptCost {
@@ -65,23 +66,34 @@ export function needsRehash(stored: string): boolean {
   );
 }
 
+/** The queue of hashing that no client address is given for: admins' and signed-in users' work. */
+const SIGNED_IN = 'signed-in';
+
 /**
- * Password hashing with a bound: each hash takes 128 MiB and a thread-pool thread for a good
- * fraction of a second, and public routes (signup) hash on request, so unbounded concurrency
- * would let anyone exhaust memory. At most 2 run at once (256 MiB); up to 16 more wait their
- * turn; beyond that the request gets a 503 instead of queueing without end. One per app.
+ * Password hashing with a bound, queued fairly per client address: each hash takes 128 MiB and a
+ * thread-pool thread for a good fraction of a second, and public routes (login, signup) hash on
+ * request, so unbounded concurrency would let anyone exhaust memory, and one queue in arrival
+ * order would let a flood from a few addresses make everyone else's login fail. At most 2 run at
+ * once (256 MiB); the rest wait, addresses (IPv6 by /64) taking turns (`FairLimit`), up to 4 per
+ * address and 64 in all; beyond, that address's request gets a 503 rather than queueing without
+ * end. One per app.
  */
 export class PasswordHasher {
-  readonly limit = new ConcurrencyLimit(2, 16);
+  readonly limit = new FairLimit({ maxActive: 2, maxWaitingPerKey: 4, maxWaiting: 64 });
   /** A hash to check against when a login names nobody, so both cases cost the same. */
   private decoy: Promise<string> | undefined;
 
-  hash(password: string): Promise<string> {
-    return this.bounded(() => hashPassword(password));
+  /**
+   * Hashes `password` for the client at `address` (`request.ip`); without one, in the queue of
+   * signed-in callers' work.
+   */
+  hash(password: string, address?: string): Promise<string> {
+    return this.bounded(address, () => hashPassword(password));
   }
 
-  verify(password: string, stored: string | null): Promise<boolean> {
-    return this.bounded(async () => {
+  /** Checks `password` against `stored` (none: against a decoy, and false) for `address`. */
+  verify(password: string, stored: string | null, address?: string): Promise<boolean> {
+    return this.bounded(address, async () => {
       if (stored !== null) return verifyPassword(password, stored);
       this.decoy ??= hashPassword(randomBytes(16).toString('hex'));
       await verifyPassword(password, await this.decoy);
@@ -89,12 +101,17 @@ export class PasswordHasher {
     });
   }
 
-  private async bounded<T>(task: () => Promise<T>): Promise<T> {
+  private async bounded<T>(address: string | undefined, task: () => Promise<T>): Promise<T> {
     try {
-      return await this.limit.run(task);
+      return await this.limit.run(address === undefined ? SIGNED_IN : addressShare(address), task);
     } catch (error) {
-      if (error instanceof LimitFullError) throw new ApiError('PASSWORD_HASHING_BUSY');
-      throw error;
+      if (!(error instanceof LimitFullError)) throw error;
+      throw error.scope === 'key'
+        ? new ApiError(
+            'PASSWORD_HASHING_BUSY',
+            'Too many password checks from this address are waiting; retry once they are answered, in a few seconds.',
+          )
+        : new ApiError('PASSWORD_HASHING_BUSY');
     }
   }
 }
