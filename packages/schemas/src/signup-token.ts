@@ -118,9 +118,22 @@ export const createInvitedUserSchema = {
   },
 } as const;
 
+/**
+ * `POST /invite/:token/signup`'s answer (202), the same whether the account was created or its
+ * e-mail or user name was taken: unleash-server answers 201 with the user, which would tell anyone
+ * holding a link who has an account. Only a created account's answer sets a session cookie.
+ */
+export const inviteSignupAnswerSchema = {
+  type: 'object',
+  required: ['message'],
+  additionalProperties: false,
+  properties: { message: { type: 'string' } },
+} as const;
+
 export type Role = FromSchema<typeof roleSchema>;
 export type User = FromSchema<typeof userSchema>;
 export type PublicSignupToken = FromSchema<typeof publicSignupTokenSchema>;
 export type PublicSignupTokenCreate = FromSchema<typeof publicSignupTokenCreateSchema>;
 export type PublicSignupTokenUpdate = FromSchema<typeof publicSignupTokenUpdateSchema>;
 export type CreateInvitedUser = FromSchema<typeof createInvitedUserSchema>;
+export type InviteSignupAnswer = FromSchema<typeof inviteSignupAnswerSchema>;

@@ -312,6 +312,8 @@ export async function buildApp(config: ServerConfig, deps: AppDeps): Promise<Fas
     now,
     signupsPerMinute: config.signupsPerMinute,
     passwords,
+    sessions,
+    sessionMaxAgeMs: config.sessionMaxAgeMs,
   });
   loginRoutes(app, db, adminOnly, {
     sessions,

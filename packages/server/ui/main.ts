@@ -10,6 +10,7 @@ import {
   type Session,
   SessionContext,
 } from './kit.js';
+import { IncompleteLinkPage, InvitePage, SetPasswordPage } from './pages/accounts.js';
 import { ContextFieldsPage } from './pages/context-fields.js';
 import { EventLogPage } from './pages/event-log.js';
 import { FlagListPage } from './pages/flag-list.js';
@@ -84,7 +85,11 @@ function usePath(): [string, (to: string) => void] {
   return [path, navigate];
 }
 
-function LoginPage(props: { onLoggedIn: () => void; signedOut: boolean }) {
+/** After a signup that opened no session (its e-mail or user name may have an account). */
+const NOT_SIGNED_UP =
+  'No account was opened in this browser: this e-mail or user name may have an account already. If it is yours, log in with its password (nothing about it changed); if not, open the invite link again and choose another user name, or none.';
+
+function LoginPage(props: { onLoggedIn: () => void; signedOut: boolean; notice?: string }) {
   const [error, setError] = useState<string>();
   const [busy, setBusy] = useState(false);
   const submit = async (event: Event) => {
@@ -108,6 +113,7 @@ function LoginPage(props: { onLoggedIn: () => void; signedOut: boolean }) {
     <form class="card" onSubmit=${submit} aria-labelledby="login-title">
       <h1 id="login-title">flags</h1>
       ${props.signedOut ? html`<p class="notice" role="status">You are signed out.</p>` : null}
+      ${props.notice ? html`<p class="notice" role="status">${props.notice}</p>` : null}
       <label>User name <input name="username" autocomplete="username" required autofocus /></label>
       <label>Password <input name="password" type="password" autocomplete="current-password" required /></label>
       <${Notice} error=${error} />
@@ -167,11 +173,44 @@ function App() {
   }, []);
   useEffect(load, [load]);
   const live = useLive(Boolean(session));
+  const [notice, setNotice] = useState<string>();
+  /** The login page, with `text` on it (the pages a link opens end there or signed in). */
+  const toLogin = (text: string) => {
+    setNotice(text);
+    setSession(null);
+    navigate('/');
+  };
+  const url = new URL(path, location.origin);
+  const invite = url.searchParams.get('invite');
+  const token = url.searchParams.get('token');
+  if (url.pathname === '/new-user' && invite !== null) {
+    return html`<${InvitePage} key=${invite} secret=${invite}
+      onSignedUp=${(email: string) =>
+        get<Me>('/api/admin/user').then(
+          (me) => {
+            // A session this browser had before is no sign of a new account: only its own is.
+            if (me.user.email?.toLowerCase() !== email.toLowerCase()) return toLogin(NOT_SIGNED_UP);
+            setNotice(undefined);
+            setSession(sessionOf(me));
+            navigate('/');
+          },
+          () => toLogin(NOT_SIGNED_UP),
+        )} />`;
+  }
+  if ((url.pathname === '/new-user' || url.pathname === '/reset-password') && token !== null) {
+    return html`<${SetPasswordPage} key=${token} token=${token}
+      welcome=${url.pathname === '/new-user'}
+      onPasswordSet=${() => toLogin('Your password is set; log in.')} />`;
+  }
+  if (url.pathname === '/new-user' || url.pathname === '/reset-password') {
+    return html`<${IncompleteLinkPage} />`;
+  }
   if (error) return html`<main><${Notice} error=${error} /></main>`;
   if (session === undefined) return html`<main><p role="status">Loading…</p></main>`;
   if (session === null) {
-    return html`<${LoginPage} signedOut=${path.startsWith('/signed-out')}
+    return html`<${LoginPage} signedOut=${path.startsWith('/signed-out')} notice=${notice}
       onLoggedIn=${() => {
+        setNotice(undefined);
         if (path.startsWith('/signed-out')) navigate('/');
         load();
       }} />`;

@@ -146,7 +146,7 @@ for (const backend of backends) {
           password: 'linus password',
         },
       });
-      assert.equal(signup.statusCode, 201, signup.body);
+      assert.equal(signup.statusCode, 202, signup.body);
       const login = await app.inject({
         method: 'POST',
         url: '/auth/simple/login',

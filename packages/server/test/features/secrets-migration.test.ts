@@ -125,7 +125,7 @@ for (const backend of backends) {
             url: `/invite/${link}/signup`,
             payload: { name: 'Bo', email: 'bo@example.com' },
           });
-          assert.equal(signup.statusCode, 201, signup.body);
+          assert.equal(signup.statusCode, 202, signup.body);
           const byId = await app.inject({
             url: `/api/admin/invite-link/tokens/${listedLink.id}`,
             headers: { authorization: apiAdmin },

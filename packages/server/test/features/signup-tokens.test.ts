@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
-import { publicSignupTokenSchema, userSchema } from '@flags/schemas';
+import { inviteSignupAnswerSchema, publicSignupTokenSchema } from '@flags/schemas';
 import { Ajv } from 'ajv';
 import type { FastifyInstance } from 'fastify';
 import { buildApp } from '../../src/app.js';
@@ -13,7 +13,7 @@ import { admin, backends, DEV_TOKEN, testConfig } from '../helpers.js';
 const HOUR = 3_600_000;
 const ajv = new Ajv({ strict: false, validateFormats: false });
 const isToken = ajv.compile(publicSignupTokenSchema);
-const isUser = ajv.compile(userSchema);
+const isSignupAnswer = ajv.compile(inviteSignupAnswerSchema);
 const DAY = 24 * HOUR;
 const TOKEN_FIELDS = [
   'allowAdmin',
@@ -71,8 +71,25 @@ for (const backend of backends) {
         headers: admin,
         payload,
       });
-    const signup = (secret: string, payload: object) =>
-      app.inject({ method: 'POST', url: `/invite/${secret}/signup`, payload });
+    const signup = (secret: string, payload: object, headers: Record<string, string> = {}) =>
+      app.inject({ method: 'POST', url: `/invite/${secret}/signup`, payload, headers });
+    /** The session cookie a signup's answer sets (name=value), if any. */
+    const sessionOf = (response: { headers: Record<string, unknown> }) => {
+      const header = response.headers['set-cookie'];
+      return typeof header === 'string' ? header.split(';')[0] : undefined;
+    };
+    /** Who `cookie` signs in, as `GET /api/admin/user` says. */
+    const signedIn = async (cookie: string) => {
+      const response = await app.inject({ url: '/api/admin/user', headers: { cookie } });
+      assert.equal(response.statusCode, 200, response.body);
+      return response.json().user as { id: number; name: string; email: string; rootRole: number };
+    };
+    /** The answer every signup on a usable link gets, account created or not. */
+    const assertSignedUp = (response: { statusCode: number; body: string; json(): unknown }) => {
+      assert.equal(response.statusCode, 202, response.body);
+      assert.equal(isSignupAnswer(response.json()), true, JSON.stringify(isSignupAnswer.errors));
+      return response.json() as { message: string };
+    };
     const validate = (secret: string) => app.inject({ url: `/invite/${secret}/validate` });
     const newToken = async (payload: object = {}) => {
       const response = await create({ name: 'invite', expiresAt: inAnHour(), ...payload });
@@ -262,8 +279,8 @@ for (const backend of backends) {
       assert.equal(token.allowAdmin, true);
       assert.equal((await get(token.secret)).json().allowAdmin, true);
       const admitted = await signup(token.secret, { name: 'Root', email: 'root2@example.com' });
-      assert.equal(admitted.statusCode, 201, admitted.body);
-      assert.equal(admitted.json().rootRole, 1);
+      assertSignedUp(admitted);
+      assert.equal((await signedIn(sessionOf(admitted)!)).rootRole, 1);
 
       // An Admin link without the flag (as stored before allowAdmin existed) admits nobody.
       await db.query('UPDATE public_signup_tokens SET allow_admin = false WHERE id = $1', [
@@ -353,7 +370,7 @@ for (const backend of backends) {
       }
     });
 
-    it('signs a user up with the token role, adds it to the token and never returns the password', async () => {
+    it('signs a user up with the token role, signed in by the answer, adds it to the token and never returns the password', async () => {
       const token = await newToken({ role: 'Editor' });
       const validated = await validate(token.secret);
       assert.equal(validated.statusCode, 200);
@@ -362,16 +379,20 @@ for (const backend of backends) {
         email: 'ada@example.com',
         password: 'correct horse battery',
       });
-      assert.equal(response.statusCode, 201, response.body);
-      const user = response.json();
-      assert.equal(isUser(user), true, JSON.stringify(isUser.errors));
+      assertSignedUp(response);
+      assert.equal(response.headers['cache-control'], 'no-store');
+      assert.ok(!/password|correct horse|ada@/i.test(response.body));
+      // The session cookie is a password login's: HttpOnly, SameSite, under the public URL's path.
+      const setCookie = String(response.headers['set-cookie']);
+      assert.match(
+        setCookie,
+        /^unleash-session=[\w-]{43}; Path=\/base; Max-Age=\d+; HttpOnly; SameSite=Lax$/,
+      );
+      const user = await signedIn(sessionOf(response)!);
       assert.ok(Number.isInteger(user.id));
       assert.equal(user.name, 'Ada Lovelace');
       assert.equal(user.email, 'ada@example.com');
       assert.equal(user.rootRole, 2);
-      assert.equal(user.accountType, 'User');
-      assert.equal(user.createdAt, start.toISOString());
-      assert.ok(!/password|correct horse/i.test(response.body));
 
       const fetched = (await get(token.secret)).json();
       assert.equal(isToken(fetched), true, JSON.stringify(isToken.errors));
@@ -393,28 +414,101 @@ for (const backend of backends) {
       assert.equal(role!.role_id, 2);
 
       const listed = await app.inject({ url: '/api/admin/user-admin', headers: admin });
-      assert.ok(listed.json().users.some((u: { id: number }) => u.id === user.id));
-      const one = await app.inject({ url: `/api/admin/user-admin/${user.id}`, headers: admin });
-      assert.deepEqual(one.json(), user);
+      const one = listed.json().users.find((u: { id: number }) => u.id === user.id);
+      assert.equal(one.accountType, 'User');
+      assert.equal(one.createdAt, start.toISOString());
+
+      // The log says who joined by which link.
+      const events = await db.query<{ type: string; created_by: string; data: unknown }>(
+        'SELECT type, created_by, data FROM events WHERE created_by_user_id = $1 ORDER BY id',
+        [user.id],
+      );
+      assert.deepEqual(
+        events.map((event) => [event.type, event.created_by]),
+        [
+          ['user-created', 'ada@example.com'],
+          ['public-signup-token-user-added', 'ada@example.com'],
+        ],
+      );
+      assert.ok(!/scrypt|correct horse/.test(JSON.stringify(events)));
 
       const withoutPassword = await signup(token.secret, { name: 'Bo', email: 'bo@example.com' });
-      assert.equal(withoutPassword.statusCode, 201);
+      assertSignedUp(withoutPassword);
+      assert.ok(sessionOf(withoutPassword));
       assert.equal((await get(token.secret)).json().users.length, 2);
     });
 
-    it('refuses a duplicate email with 409 and creates nothing', async () => {
+    it('answers a taken e-mail or user name as a new one, with no session, and changes nothing', async () => {
       const token = await newToken();
-      assert.equal(
-        (await signup(token.secret, { name: 'C', email: 'cy@example.com' })).statusCode,
-        201,
+      const first = await signup(token.secret, {
+        name: 'Cy',
+        email: 'cy@example.com',
+        username: 'cyrus',
+        password: 'cy-original-password',
+      });
+      const created = assertSignedUp(first);
+      assert.ok(sessionOf(first));
+      const [before] = await db.query<{ password_hash: string }>(
+        "SELECT password_hash FROM users WHERE email = 'cy@example.com'",
       );
       const state = await userState();
-      const body = assertError(
-        await signup(token.secret, { name: 'C2', email: 'CY@example.com' }),
-        409,
-      );
-      assert.equal(body.message, 'A user with this email already exists.');
+      const events = await db.query('SELECT id FROM events');
+      const sessions = await db.query('SELECT id_hash FROM user_sessions');
+      for (const payload of [
+        { name: 'C2', email: 'CY@example.com', password: 'attacker-password' },
+        { name: 'C3', email: 'cy@example.com' },
+        { name: 'C4', email: 'new-cy@example.com', username: 'CYRUS', password: 'another-one' },
+      ]) {
+        const response = await signup(token.secret, payload);
+        // Status, body and headers as for a new account, less the session cookie.
+        assert.deepEqual(assertSignedUp(response), created, JSON.stringify(payload));
+        assert.equal(response.headers['set-cookie'], undefined);
+        assert.equal(response.headers['cache-control'], 'no-store');
+        assert.deepEqual(
+          Object.keys(response.headers).sort(),
+          Object.keys(first.headers)
+            .filter((name) => name !== 'set-cookie')
+            .sort(),
+        );
+      }
       assert.deepEqual(await userState(), state);
+      assert.deepEqual(await db.query('SELECT id FROM events'), events);
+      assert.deepEqual(await db.query('SELECT id_hash FROM user_sessions'), sessions);
+      const [after] = await db.query<{ password_hash: string }>(
+        "SELECT password_hash FROM users WHERE email = 'cy@example.com'",
+      );
+      assert.equal(after!.password_hash, before!.password_hash);
+      const login = await app.inject({
+        method: 'POST',
+        url: '/auth/simple/login',
+        payload: { username: 'cy@example.com', password: 'cy-original-password' },
+      });
+      assert.equal(login.statusCode, 200, login.body);
+    });
+
+    it('refuses a signup sent from another site, which would sign the browser in to an account that site made', async () => {
+      const token = await newToken();
+      const state = await userState();
+      for (const headers of [
+        { origin: 'https://evil.example' } as Record<string, string>,
+        { 'sec-fetch-site': 'cross-site' },
+        { origin: 'null' },
+      ]) {
+        const response = await signup(
+          token.secret,
+          { name: 'X', email: 'x@example.com', password: 'long enough password' },
+          headers,
+        );
+        assertError(response, 403);
+        assert.equal(response.headers['set-cookie'], undefined);
+      }
+      assert.deepEqual(await userState(), state);
+      const same = await signup(
+        token.secret,
+        { name: 'X', email: 'x@example.com' },
+        { origin: 'https://flags.example.com', 'sec-fetch-site': 'same-origin' },
+      );
+      assertSignedUp(same);
     });
 
     it('refuses a signup on an expired or disabled token and creates nothing', async () => {
@@ -492,7 +586,7 @@ describe('public signup rate limit', () => {
       for (let i = 0; i < 3; i++) statuses.push((await signup(`u${i}@example.com`)).statusCode);
       // A refused body counts too: the limit is on attempts.
       statuses.push((await signup('not-an-email')).statusCode);
-      assert.deepEqual(statuses, [201, 201, 201, 429]);
+      assert.deepEqual(statuses, [202, 202, 202, 429]);
       const users = await db.query('SELECT email FROM users ORDER BY id');
       const limited = await signup('late@example.com');
       assert.equal(limited.statusCode, 429);
@@ -504,7 +598,7 @@ describe('public signup rate limit', () => {
       });
       assert.deepEqual(await db.query('SELECT email FROM users ORDER BY id'), users);
       // Another address has its own allowance; the admin routes have no limit.
-      assert.equal((await signup('other@example.com', '198.51.100.9')).statusCode, 201);
+      assert.equal((await signup('other@example.com', '198.51.100.9')).statusCode, 202);
       for (let i = 0; i < 5; i++) {
         const listed = await app.inject({ url: '/api/admin/invite-link/tokens', headers: admin });
         assert.equal(listed.statusCode, 200);
@@ -530,13 +624,13 @@ describe('public signup rate limit', () => {
       const balanced = [];
       for (const client of ['203.0.113.7', '203.0.113.7', '198.51.100.9', '198.51.100.9'])
         balanced.push(await signup('10.0.0.1', client));
-      assert.deepEqual(balanced, [201, 201, 201, 201]);
+      assert.deepEqual(balanced, [202, 202, 202, 202]);
       assert.equal(await signup('10.0.0.1', '203.0.113.7'), 429);
       // A caller outside the trusted range is counted by its own address, whatever it forwards.
       const direct = [];
       for (const forged of ['192.0.2.1', '192.0.2.2', '192.0.2.3'])
         direct.push(await signup('192.0.2.200', forged));
-      assert.deepEqual(direct, [201, 201, 429]);
+      assert.deepEqual(direct, [202, 202, 429]);
     });
   });
 });

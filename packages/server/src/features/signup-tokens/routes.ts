@@ -2,16 +2,21 @@ import type { RateLimitOptions } from '@fastify/rate-limit';
 import type { JsonSchemaToTsProvider } from '@fastify/type-provider-json-schema-to-ts';
 import {
   createInvitedUserSchema,
+  inviteSignupAnswerSchema,
   publicSignupTokenCreateSchema,
   publicSignupTokenSchema,
   publicSignupTokensSchema,
   publicSignupTokenUpdateSchema,
-  userSchema,
 } from '@flags/schemas';
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { actorOf } from '../../auth/actor.js';
+import { isCrossOrigin } from '../../auth/same-origin.js';
+import { cookiePath, sessionCookie } from '../../auth/session-cookie.js';
+import type { SessionStore } from '../../auth/sessions.js';
 import type { Database } from '../../db/database.js';
 import { ApiError } from '../../errors.js';
+import { recordEvent } from '../events/event-store.js';
+import { EVENT_TYPES } from '../events/event-types.js';
 import type { PasswordHasher } from '../users/password.js';
 import {
   createUser,
@@ -51,7 +56,21 @@ export interface SignupTokenOptions {
   signupsPerMinute: number;
   /** Hashes the passwords of signups, within its concurrency bound. */
   passwords: PasswordHasher;
+  /** Opens the session a new account is signed in with. */
+  sessions: SessionStore;
+  /** The session cookie's lifetime (`SESSION_MAX_AGE_MS`), as a password login sets it. */
+  sessionMaxAgeMs: number;
 }
+
+/**
+ * The one answer to a signup on a usable link, whether or not the account could be created: an
+ * e-mail or user name someone already has is not revealed by status, body or the time taken. Only
+ * a new account gets a session cookie with it (see SECURITY.md).
+ */
+const SIGNED_UP = {
+  message:
+    'If no account had this e-mail or user name, the account is created and signed in; if one had, nothing changed: log in with that account.',
+} as const;
 
 const tokenParams = {
   type: 'object',
@@ -104,7 +123,8 @@ export function signupTokenRoutes(
   guard: (request: FastifyRequest) => Promise<void>,
   options: SignupTokenOptions,
 ): void {
-  const { publicUrl, now, signupsPerMinute, passwords } = options;
+  const { publicUrl, now, signupsPerMinute, passwords, sessions, sessionMaxAgeMs } = options;
+  const path = cookiePath(publicUrl);
   const typed = app.withTypeProvider<JsonSchemaToTsProvider>();
   const render = async (token: StoredSignupToken, created?: { secret: string }) =>
     (await tokensJson(db, [token], publicUrl, now(), created))[0]!;
@@ -236,8 +256,16 @@ export function signupTokenRoutes(
           errorResponseBuilder: () => new ApiError('RATE_LIMITED'),
         },
       },
+      // The answer signs a browser in: no other site may sign one in to an account it made.
+      onRequest: async (request) => {
+        if (isCrossOrigin(request, publicUrl.origin)) throw new ApiError('CROSS_ORIGIN');
+      },
       preValidation: rejectUnknownProperties(createInvitedUserSchema),
-      schema: { params: tokenParams, body: createInvitedUserSchema, response: { 201: userSchema } },
+      schema: {
+        params: tokenParams,
+        body: createInvitedUserSchema,
+        response: { 202: inviteSignupAnswerSchema },
+      },
     },
     async function inviteSignup(request, reply) {
       const { name, email, username, password } = request.body;
@@ -245,13 +273,25 @@ export function signupTokenRoutes(
       const known = await getSignupToken(db, secret);
       if (!known) throw notFound();
       if (!isUsable(known, now())) throw unusable(known);
-      if (await emailTaken(db, email)) throw new ApiError('USER_EXISTS');
-      if (username && (await usernameTaken(db, username))) throw new ApiError('USERNAME_EXISTS');
-      // Hashing is slow on purpose: done before the transaction so it holds no lock meanwhile.
+      // Hashed whether or not the account can be created, so both answers take as long. Slow on
+      // purpose: done before the transaction so it holds no lock meanwhile.
       const passwordHash =
         password === undefined ? null : await passwords.hash(password, request.ip);
+      void reply.status(202).header('cache-control', 'no-store');
+      // An account that exists is left as it is and not revealed: the same answer, no session.
+      const taken = async () => {
+        request.log.info(
+          { signupToken: known.id },
+          'invite signup with an e-mail or user name that has an account: nothing changed',
+        );
+        return SIGNED_UP;
+      };
+      if ((await emailTaken(db, email)) || (username && (await usernameTaken(db, username)))) {
+        return taken();
+      }
+      let userId: number;
       try {
-        const user = await db.transaction(async (tx) => {
+        userId = await db.transaction(async (tx) => {
           // Read again inside the transaction: a token disabled meanwhile admits nobody.
           const token = await getSignupToken(tx, secret);
           const at = now();
@@ -266,12 +306,25 @@ export function signupTokenRoutes(
             createdAt: at,
           });
           await addSignupTokenUser(tx, token.id, created.id, at);
-          return created;
+          const by = { name: username ?? email, userId: created.id };
+          recordEvent(tx, { type: EVENT_TYPES.userCreated, by, data: created });
+          recordEvent(tx, {
+            type: EVENT_TYPES.publicSignupTokenUserAdded,
+            by,
+            data: { tokenId: token.id, tokenName: token.name, userId: created.id, name },
+          });
+          return created.id;
         });
-        return reply.status(201).send(user);
       } catch (error) {
-        throw userClash(error) ?? error;
+        // Taken by a signup at the same moment: the same as taken before.
+        if (userClash(error)) return taken();
+        throw error;
       }
+      // The invitee lands signed in, as after a password login.
+      const session = await sessions.create(userId);
+      await db.query('UPDATE users SET seen_at = $2 WHERE id = $1', [userId, now()]);
+      void reply.header('set-cookie', sessionCookie(request, session, sessionMaxAgeMs, path));
+      return SIGNED_UP;
     },
   );
 }

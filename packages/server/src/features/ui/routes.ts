@@ -25,6 +25,9 @@ const PAGE_PATHS = [
   '/segments',
   '/context-fields',
   '/events',
+  // The pages links open, without a session: invite and welcome links, reset links.
+  '/new-user',
+  '/reset-password',
 ];
 
 const PAGE = `<!doctype html>
