@@ -424,6 +424,58 @@ for (const backend of backends) {
       });
     });
 
+    it('lists every login, right or wrong, with its address and user agent, for Admins', async () => {
+      const user = await newUser('Viewer');
+      const wrong = await app.inject({
+        method: 'POST',
+        url: '/auth/simple/login',
+        headers: { origin: ORIGIN, 'user-agent': 'history-test/1.0' },
+        remoteAddress: '10.1.2.3',
+        payload: { username: user.username.toUpperCase(), password: 'not the password' },
+      });
+      assert.equal(wrong.statusCode, 401);
+      const nobody = await inject(
+        'POST',
+        '/auth/simple/login',
+        {},
+        { username: 'nobody-at-all', password: 'whatever it is' },
+      );
+      assert.equal(nobody.statusCode, 401);
+      const history = await inject('GET', '/api/admin/logins?limit=4', admin);
+      assert.equal(history.statusCode, 200, history.body);
+      const events = history.json<{ events: Record<string, unknown>[] }>().events;
+      const pick = ({
+        username,
+        successful,
+        failure_reason,
+        auth_type,
+      }: Record<string, unknown>) => ({
+        username,
+        successful,
+        failure_reason,
+        auth_type,
+      });
+      assert.deepEqual(events.slice(0, 3).map(pick), [
+        {
+          username: 'nobody-at-all',
+          successful: false,
+          failure_reason: 'unknown user',
+          auth_type: 'password',
+        },
+        {
+          username: user.username.toUpperCase(),
+          successful: false,
+          failure_reason: 'wrong password',
+          auth_type: 'password',
+        },
+        { username: user.username, successful: true, failure_reason: null, auth_type: 'password' },
+      ]);
+      assert.equal(events[1]?.ip, '10.1.2.3');
+      assert.equal(events[1]?.user_agent, 'history-test/1.0');
+      const viewer = await inject('GET', '/api/admin/logins', { cookie: user.cookie });
+      assert.equal(viewer.statusCode, 403);
+    });
+
     it('records every admin change above with Unleash’s event types', async () => {
       const token = await inject('POST', '/api/admin/api-tokens', admin, {
         tokenName: 'recorded',

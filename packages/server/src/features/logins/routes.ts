@@ -13,6 +13,7 @@ import { ApiError } from '../../errors.js';
 import { checkLogin, findLoginCandidate } from '../users/login.js';
 import type { PasswordHasher } from '../users/password.js';
 import { getUsers } from '../users/user-store.js';
+import { recordLogin } from './login-history.js';
 
 export interface LoginOptions {
   readonly sessions: SessionStore;
@@ -143,18 +144,34 @@ export function loginRoutes(
       const candidate = await findLoginCandidate(db, username);
       // The same answers, in about the same time, for a name nobody has and a wrong password.
       const subject = loginSubject(candidate?.id, username, request.ip);
+      const attempt = { username, userId: candidate?.id, authType: 'password' } as const;
       const waitMs = await failures.retryAfterMs(subject);
       if (waitMs > 0) {
         const seconds = Math.ceil(waitMs / 1000);
+        await recordLogin(
+          db,
+          request,
+          { ...attempt, successful: false, failureReason: 'throttled' },
+          now(),
+        );
         void reply.header('retry-after', String(seconds));
         throw new ApiError('LOGIN_LIMITED', undefined, [`Try again in ${seconds} s.`]);
       }
       const found = await checkLogin(db, passwords, candidate, password, request.ip);
       if (!found) {
         await failures.recordFailure(subject);
+        // Admins read why; the caller is told the same in every case.
+        const failureReason =
+          candidate === undefined
+            ? 'unknown user'
+            : candidate.passwordHash === null
+              ? 'no password set'
+              : 'wrong password';
+        await recordLogin(db, request, { ...attempt, successful: false, failureReason }, now());
         throw new ApiError('LOGIN_FAILED');
       }
       await failures.recordSuccess(subject);
+      await recordLogin(db, request, { ...attempt, successful: true }, now());
       await db.query('UPDATE users SET seen_at = $2, login_attempts = 0 WHERE id = $1', [
         found.id,
         now(),

@@ -91,10 +91,10 @@ export function passwordRoutes(
         'SELECT password_hash FROM users WHERE id = $1',
         [by.userId],
       );
-      if (!(await passwords.verify(oldPassword, row?.password_hash ?? null))) {
+      if (!(await passwords.verify(oldPassword, row?.password_hash ?? null, request.ip))) {
         throw new ApiError('OLD_PASSWORD_WRONG');
       }
-      const passwordHash = await passwords.hash(password);
+      const passwordHash = await passwords.hash(password, request.ip);
       const userId = by.userId;
       await db.transaction(async (tx) => {
         await setPasswordHash(tx, userId, passwordHash);
@@ -172,7 +172,7 @@ export function passwordRoutes(
       const { token, password } = request.body;
       // Checked before the slow hash, and again under the link's lock.
       if (!(await findPasswordLink(db, token, now()))) throw linkInvalid();
-      const passwordHash = await passwords.hash(password);
+      const passwordHash = await passwords.hash(password, request.ip);
       await db.transaction(async (tx) => {
         const at = now();
         const user = await findPasswordLink(tx, token, at, true);
