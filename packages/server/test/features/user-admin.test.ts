@@ -486,6 +486,27 @@ for (const backend of backends) {
       const secret = token.json<{ secret: string }>().secret;
       const removed = await inject('DELETE', `/api/admin/api-tokens/${secret}`, admin);
       assert.equal(removed.statusCode, 200);
+      const link = await inject('POST', '/api/admin/invite-link/tokens', admin, {
+        name: 'recorded link',
+        expiresAt: '2099-01-01T00:00:00Z',
+      });
+      assert.equal(link.statusCode, 201, link.body);
+      const invite = link.json<{ secret: string }>().secret;
+      const signup = await inject(
+        'POST',
+        `/invite/${invite}/signup`,
+        {},
+        {
+          name: 'Invited',
+          email: 'invited@example.com',
+          password: 'invited password',
+        },
+      );
+      assert.equal(signup.statusCode, 202, signup.body);
+      const disabled = await inject('PUT', `/api/admin/invite-link/tokens/${invite}`, admin, {
+        enabled: false,
+      });
+      assert.equal(disabled.statusCode, 200, disabled.body);
       const types = new Set(await eventTypes());
       for (const type of [
         'api-token-created',
@@ -497,6 +518,9 @@ for (const backend of backends) {
         'setting-updated',
         'user-password-changed',
         'user-password-link-created',
+        'public-signup-token-created',
+        'public-signup-token-user-added',
+        'public-signup-token-updated',
       ]) {
         assert.ok(types.has(type), `${type} in ${[...types].join(', ')}`);
       }
@@ -504,6 +528,13 @@ for (const backend of backends) {
         "SELECT data FROM events WHERE type = 'api-token-created' ORDER BY id DESC LIMIT 1",
       );
       assert.notEqual(created?.data.secret, secret, 'the event never holds the secret');
+      const linkEvents = await db.query<{ data: unknown }>(
+        "SELECT data FROM events WHERE type LIKE 'public-signup-token-%'",
+      );
+      assert.ok(
+        linkEvents.every((row) => !JSON.stringify(row.data).includes(invite)),
+        'no event holds the link’s secret',
+      );
     });
   });
 }

@@ -171,15 +171,26 @@ export function signupTokenRoutes(
       }
       const cap = oneMonthAfter(at);
       const secret = newSignupSecret();
-      const id = await insertSignupToken(db, {
-        secret,
-        name,
-        expiresAt: requested > cap ? cap : requested,
-        createdAt: at,
-        // The admin token's name, or the signed-in user's.
-        createdBy: actorOf(request).name,
-        roleId: role.id,
-        allowAdmin,
+      const by = actorOf(request);
+      const expiresAt = requested > cap ? cap : requested;
+      const id = await db.transaction(async (tx) => {
+        const inserted = await insertSignupToken(tx, {
+          secret,
+          name,
+          expiresAt,
+          createdAt: at,
+          // The admin token's name, or the signed-in user's.
+          createdBy: by.name,
+          roleId: role.id,
+          allowAdmin,
+        });
+        // Never the secret: the event log is no place for it.
+        recordEvent(tx, {
+          type: EVENT_TYPES.publicSignupTokenCreated,
+          by,
+          data: { id: inserted, name, role: role.name, expiresAt: expiresAt.toISOString() },
+        });
+        return inserted;
       });
       const token = await getSignupToken(db, secret);
       if (!token) throw new ApiError('INTERNAL');
@@ -227,7 +238,17 @@ export function signupTokenRoutes(
         ...(enabled === undefined ? {} : { enabled }),
       };
       const found = await findSignupToken(db, request.params.token);
-      if (!found || !(await updateSignupToken(db, found.id, change))) throw notFound();
+      if (!found) throw notFound();
+      const by = actorOf(request);
+      await db.transaction(async (tx) => {
+        if (!(await updateSignupToken(tx, found.id, change))) throw notFound();
+        recordEvent(tx, {
+          type: EVENT_TYPES.publicSignupTokenUpdated,
+          by,
+          preData: { id: found.id, expiresAt: found.expiresAt, enabled: found.enabled },
+          data: { id: found.id, ...change },
+        });
+      });
       const token = await findSignupToken(db, String(found.id));
       if (!token) throw notFound();
       return render(token);
