@@ -1,5 +1,5 @@
 import assert from 'node:assert/strict';
-import { existsSync, readFileSync } from 'node:fs';
+import { readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { after, before, describe, it } from 'node:test';
 import { buildApp, type Database, loadConfig, openDatabase } from '@flags/server';
@@ -7,8 +7,8 @@ import type { FastifyInstance } from 'fastify';
 import type { Browser, Page } from 'playwright-core';
 import { buildUi } from '../../scripts/build-ui.js';
 import { adminRequest } from '../../scripts/demo/seed.js';
+import { launchChromium, noChromium } from '../helpers/chromium.js';
 
-const CHROMIUM = '/usr/bin/chromium';
 const ADMIN = '*:*.e2e-accounts-admin';
 const HOUR = 3_600_000;
 /** Screenshots for a person to look at (not compared by the test). */
@@ -19,10 +19,6 @@ const NARROW = { width: 390, height: 844 };
 const NOT_SIGNED_UP = /No account was opened in this browser/;
 /** axe-core's browser build, evaluated in the page (DevTools evaluation is outside the CSP). */
 const AXE = readFileSync(createRequire(import.meta.url).resolve('axe-core/axe.min.js'), 'utf8');
-
-const noChromium = existsSync(CHROMIUM)
-  ? false
-  : `${CHROMIUM} is not installed (apt-get install chromium); the web UI test needs it`;
 
 /**
  * The pages links open, as the person holding the link meets them: an invite link an Admin made,
@@ -40,11 +36,7 @@ describe('account links in Chromium', { skip: noChromium }, () => {
     db = await openDatabase({ databaseUrl: undefined, dataDir: undefined });
     server = await buildApp(config, { db, logger: false });
     serverUrl = await server.listen({ port: 0, host: '127.0.0.1' });
-    const { chromium } = await import('playwright-core');
-    browser = await chromium.launch({
-      executablePath: CHROMIUM,
-      args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-background-networking'],
-    });
+    browser = await launchChromium();
   });
 
   after(async () => {

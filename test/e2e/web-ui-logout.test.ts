@@ -1,21 +1,16 @@
 import assert from 'node:assert/strict';
-import { existsSync } from 'node:fs';
 import { after, before, describe, it } from 'node:test';
 import { buildApp, type Database, loadConfig, openDatabase } from '@flags/server';
 import type { FastifyInstance } from 'fastify';
 import type { Browser, Page } from 'playwright-core';
 import { buildUi } from '../../scripts/build-ui.js';
 import { adminRequest } from '../../scripts/demo/seed.js';
+import { launchChromium, noChromium } from '../helpers/chromium.js';
 
-const CHROMIUM = '/usr/bin/chromium';
 const ADMIN = '*:*.e2e-logout-admin';
 const HOUR = 3_600_000;
 /** Screenshots for a person to look at (not compared by the test). */
 const SHOTS = '/tmp/flags-ui-';
-
-const noChromium = existsSync(CHROMIUM)
-  ? false
-  : `${CHROMIUM} is not installed (apt-get install chromium); the web UI test needs it`;
 
 /**
  * The end of a session as a person meets it in the browser: "Log out", a session that expired,
@@ -39,11 +34,7 @@ describe('the end of a session in Chromium', { skip: noChromium }, () => {
       now: () => new Date(Date.now() + aheadMs),
     });
     serverUrl = await server.listen({ port: 0, host: '127.0.0.1' });
-    const { chromium } = await import('playwright-core');
-    browser = await chromium.launch({
-      executablePath: CHROMIUM,
-      args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-background-networking'],
-    });
+    browser = await launchChromium();
   });
 
   after(async () => {

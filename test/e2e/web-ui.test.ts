@@ -1,5 +1,4 @@
 import assert from 'node:assert/strict';
-import { existsSync } from 'node:fs';
 import { after, before, describe, it } from 'node:test';
 import { createProxy, type ProxyApp } from '@flags/proxy';
 import { buildApp, type Database, loadConfig, openDatabase } from '@flags/server';
@@ -7,9 +6,9 @@ import type { FastifyInstance } from 'fastify';
 import type { Browser, Page } from 'playwright-core';
 import { buildUi } from '../../scripts/build-ui.js';
 import { adminRequest } from '../../scripts/demo/seed.js';
+import { launchChromium, noChromium } from '../helpers/chromium.js';
 import { waitFor } from '../helpers/wait.js';
 
-const CHROMIUM = '/usr/bin/chromium';
 const ADMIN = '*:*.e2e-ui-admin';
 const CLIENT_TOKEN = 'default:production.e2e-ui-client';
 const CLIENT_KEY = 'e2e-ui-client-key';
@@ -18,10 +17,6 @@ const NO_POLLING_MS = 300_000;
 const FLAG = 'checkout-redesign';
 /** Screenshots for a person to look at (not compared by the test). */
 const SHOTS = '/tmp/flags-ui-';
-
-const noChromium = existsSync(CHROMIUM)
-  ? false
-  : `${CHROMIUM} is not installed (apt-get install chromium); the web UI test needs it`;
 
 /** What flags-proxy's `/proxy` answers for a user: the flag's variant name, or undefined when off. */
 async function answerFor(proxyUrl: string, userId: string): Promise<string | undefined> {
@@ -73,11 +68,7 @@ describe('the web UI in Chromium', { skip: noChromium }, () => {
     });
     proxyUrl = await proxy.app.listen({ port: 0, host: '127.0.0.1' });
     await proxy.poller.ready;
-    const { chromium } = await import('playwright-core');
-    browser = await chromium.launch({
-      executablePath: CHROMIUM,
-      args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-background-networking'],
-    });
+    browser = await launchChromium();
   });
 
   after(async () => {
