@@ -22,7 +22,8 @@ describe('configuration', () => {
     assert.equal(config.port, 4242);
     assert.equal(config.databaseUrl, undefined);
     assert.equal(config.dataDir, './data');
-    assert.deepEqual(config.adminTokens, []);
+    // Unset, a token variable creates and deletes nothing (issue 47).
+    assert.equal(config.adminTokens, undefined);
     assert.equal(config.publicUrl.href, 'http://localhost:4242/');
     assert.equal(config.logLevel, 'info');
     assert.equal(config.jsonLogger, true);

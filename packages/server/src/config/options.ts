@@ -64,9 +64,8 @@ export const serverSchema = Type.Object({
   }),
   adminTokens: option(Type.Array(Type.String()), {
     env: ['FLAGS_ADMIN_TOKENS'],
-    default: [],
     secret: true,
-    doc: 'Comma-separated admin API tokens created at start (if missing); a token an earlier value created and this one lacks is deleted at start. Secrets under 32 characters get a warning.',
+    doc: 'Comma-separated admin API tokens created at start (if missing). Set, it also deletes the admin tokens an earlier value created that it no longer lists (a warning each); unset, it deletes none. Secrets under 32 characters get a warning.',
   }),
   clientTokens: option(
     Type.Array(Type.String({ pattern: CLIENT_TOKEN_PATTERN }), {
@@ -74,9 +73,8 @@ export const serverSchema = Type.Object({
     }),
     {
       env: ['FLAGS_CLIENT_TOKENS'],
-      default: [],
       secret: true,
-      doc: 'Comma-separated client tokens `project:environment.secret` (`*` = all projects) created at start (if missing); a token an earlier value created and this one lacks is deleted at start. Secrets under 32 characters get a warning.',
+      doc: 'Comma-separated client tokens `project:environment.secret` (`*` = all projects) created at start (if missing). Set, it also deletes the client tokens an earlier value created that it no longer lists (a warning each); unset, it deletes none. Secrets under 32 characters get a warning.',
     },
   ),
   frontendTokens: option(
@@ -85,9 +83,8 @@ export const serverSchema = Type.Object({
     }),
     {
       env: ['FLAGS_FRONTEND_TOKENS'],
-      default: [],
       secret: true,
-      doc: 'Comma-separated frontend tokens `project:environment.secret` (`*` = all projects; for frontend SDKs, accepted on the frontend API only) created at start (if missing); a token an earlier value created and this one lacks is deleted at start. Secrets under 32 characters get a warning.',
+      doc: 'Comma-separated frontend tokens `project:environment.secret` (`*` = all projects; for frontend SDKs, accepted on the frontend API only) created at start (if missing). Set, it also deletes the frontend tokens an earlier value created that it no longer lists (a warning each); unset, it deletes none. Secrets under 32 characters get a warning.',
     },
   ),
   publicUrl: option(Type.Unsafe<string | URL>(Type.String({ format: 'url' })), {

@@ -6,6 +6,7 @@ import { Writable } from 'node:stream';
 import { describe, it } from 'node:test';
 import { pino } from 'pino';
 import { buildApp } from '../../src/app.js';
+import { loadConfig } from '../../src/config/load.js';
 import { type Database, openPglite } from '../../src/db/database.js';
 import { type Backend, backends, testConfig } from '../helpers.js';
 
@@ -27,6 +28,26 @@ const ADMIN_KEPT = `*:*.kept-admin-${'k'.repeat(24)}`;
 const ADMIN_REMOVED = `removed-admin-${'r'.repeat(24)}`;
 const CLIENT_KEPT = `*:development.kept-client-${'k'.repeat(24)}`;
 const CLIENT_REMOVED = `default:production.removed-client-${'r'.repeat(24)}`;
+const FRONTEND = `default:development.frontend-${'f'.repeat(24)}`;
+
+interface LogLine {
+  level: number;
+  msg: string;
+  token?: string;
+  variable?: string;
+}
+
+/** A pino logger whose lines land in `lines`. */
+function capturingLogger(level: string) {
+  const lines: LogLine[] = [];
+  const sink = new Writable({
+    write(chunk, _encoding, done) {
+      for (const line of String(chunk).split('\n').filter(Boolean)) lines.push(JSON.parse(line));
+      done();
+    },
+  });
+  return { lines, logger: pino({ level }, sink) };
+}
 
 for (const backend of backends) {
   describe(`configured tokens on ${backend.name}`, () => {
@@ -91,6 +112,94 @@ for (const backend of backends) {
               .sort(),
             ['admin (configured)', 'api-admin', 'api-client', 'client (configured)'],
           );
+        } finally {
+          await app.close();
+          await storage.close(db);
+        }
+      } finally {
+        await storage.cleanup();
+      }
+    });
+
+    it('a replica started without a token variable deletes none of that variable’s tokens (issue 47)', async () => {
+      const storage = await persistentDatabase(backend);
+      try {
+        let db = await storage.open();
+        let app = await buildApp(
+          testConfig({
+            adminTokens: [ADMIN_KEPT],
+            clientTokens: [CLIENT_KEPT, CLIENT_REMOVED],
+            frontendTokens: [FRONTEND],
+          }),
+          { db, logger: false },
+        );
+        await app.close();
+        await storage.close(db);
+
+        // A second server on the same database, given FLAGS_ADMIN_TOKENS only (as the environment
+        // gives it: FLAGS_CLIENT_TOKENS unset, FLAGS_FRONTEND_TOKENS empty).
+        const config = loadConfig(
+          { FLAGS_ADMIN_TOKENS: ADMIN_KEPT, FLAGS_FRONTEND_TOKENS: '' },
+          { logLevel: 'silent', dataDir: undefined },
+        );
+        db = await storage.open();
+        const { lines, logger } = capturingLogger('info');
+        app = await buildApp(config, { db, logger });
+        try {
+          const status = async (url: string, authorization: string) =>
+            (await app.inject({ url, headers: { authorization } })).statusCode;
+          assert.equal(await status('/api/admin/projects', ADMIN_KEPT), 200);
+          assert.equal(await status('/api/client/features', CLIENT_KEPT), 200);
+          assert.equal(await status('/api/client/features', CLIENT_REMOVED), 200);
+          assert.equal(await status('/api/frontend', FRONTEND), 200);
+          assert.deepEqual(
+            lines.filter((line) => /deleted/.test(line.msg)),
+            [],
+            'no token deleted',
+          );
+        } finally {
+          await app.close();
+          await storage.close(db);
+        }
+      } finally {
+        await storage.cleanup();
+      }
+    });
+
+    it('a variable that is set deletes only its own kind’s tokens it no longer lists, with a warning naming it', async () => {
+      const storage = await persistentDatabase(backend);
+      try {
+        let db = await storage.open();
+        let app = await buildApp(
+          testConfig({
+            adminTokens: [ADMIN_KEPT, ADMIN_REMOVED],
+            clientTokens: [CLIENT_KEPT, CLIENT_REMOVED],
+            frontendTokens: [FRONTEND],
+          }),
+          { db, logger: false },
+        );
+        await app.close();
+        await storage.close(db);
+
+        db = await storage.open();
+        const { lines, logger } = capturingLogger('info');
+        app = await buildApp(testConfig({ adminTokens: undefined, clientTokens: [CLIENT_KEPT] }), {
+          db,
+          logger,
+        });
+        try {
+          const status = async (url: string, authorization: string) =>
+            (await app.inject({ url, headers: { authorization } })).statusCode;
+          assert.equal(await status('/api/client/features', CLIENT_REMOVED), 401);
+          assert.equal(await status('/api/client/features', CLIENT_KEPT), 200);
+          assert.equal(await status('/api/admin/projects', ADMIN_REMOVED), 200);
+          assert.equal(await status('/api/frontend', FRONTEND), 200);
+          const deletions = lines.filter((line) => /deleted/.test(line.msg));
+          assert.deepEqual(
+            deletions.map(({ level, token, variable }) => ({ level, token, variable })),
+            [{ level: 40, token: 'default:production.remo…', variable: 'FLAGS_CLIENT_TOKENS' }],
+          );
+          assert.match(deletions[0]!.msg, /FLAGS_CLIENT_TOKENS/);
         } finally {
           await app.close();
           await storage.close(db);

@@ -8,7 +8,10 @@ import { bumpTokenRevision, type RevisionTracker } from '../../revision.js';
 
 export type TokenType = ApiTokenType;
 
-/** Who created a token: configuration (`FLAGS_*_TOKENS`, kept in step at start) or the admin API. */
+/**
+ * Who created a token: configuration (`FLAGS_*_TOKENS`, kept in step at start; the token's type
+ * names the variable) or the admin API.
+ */
 export type TokenSource = 'config' | 'api';
 
 /** A stored API token. Its secret is not part of it: only the secret's hash is stored. */
@@ -178,27 +181,36 @@ export class TokenStore {
   }
 
   /**
-   * Brings the tokens created from configuration in step with `configured`: inserts the missing
-   * ones and deletes those whose secret is no longer configured, so removing a token from the
-   * configuration revokes it at the next start. Tokens created through the API are left alone.
+   * Brings the tokens created from configuration in step with `configured`, kind by kind (a
+   * token's type names the variable that created it): for each type in `governed` (its variable
+   * is set), deletes the configured tokens of that type whose secret it no longer lists, then
+   * inserts the missing ones. A type not governed keeps every token, so a server started without
+   * a variable cannot revoke what another server sharing the database was configured with
+   * (issue 47). Tokens created through the API are left alone.
    */
   async syncConfigured(
     configured: readonly NewApiToken[],
+    governed: readonly TokenType[],
     tx: Queryable,
   ): Promise<{ created: ApiToken[]; deleted: ApiToken[] }> {
+    // Deleted first, so that a secret moved to another variable is created anew as its new type.
+    const rows = await tx.query<TokenRow>(
+      `DELETE FROM api_tokens
+        WHERE source = 'config'
+          AND type IN (SELECT jsonb_array_elements_text($1::jsonb))
+          AND type || ':' || secret_hash NOT IN (SELECT jsonb_array_elements_text($2::jsonb))
+        RETURNING ${COLUMNS}`,
+      [
+        JSON.stringify(governed),
+        JSON.stringify(configured.map((token) => `${token.type}:${hashSecret(token.secret)}`)),
+      ],
+    );
+    if (rows.length > 0) await bumpTokenRevision(tx);
     const created: ApiToken[] = [];
     for (const token of configured) {
       const stored = await this.insert({ ...token, source: 'config' }, tx);
       if (stored) created.push(stored);
     }
-    const rows = await tx.query<TokenRow>(
-      `DELETE FROM api_tokens
-        WHERE source = 'config'
-          AND secret_hash NOT IN (SELECT jsonb_array_elements_text($1::jsonb))
-        RETURNING ${COLUMNS}`,
-      [JSON.stringify(configured.map((token) => hashSecret(token.secret)))],
-    );
-    if (rows.length > 0) await bumpTokenRevision(tx);
     return { created, deleted: rows.map(toToken) };
   }
 
