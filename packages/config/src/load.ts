@@ -24,7 +24,13 @@ export type Environment = Readonly<Record<string, string | undefined>>;
 
 /** Where a value came from, so that a message names what the operator wrote. */
 type Source =
-  | { readonly env: string; readonly raw: string; readonly takes: string | undefined }
+  | {
+      readonly env: string;
+      /** How the operator wrote it, when not as the variable (a command line's option). */
+      readonly written: string | undefined;
+      readonly raw: string;
+      readonly takes: string | undefined;
+    }
   | { readonly code: unknown };
 
 /** A problem found outside the schema, placed in schema order. */
@@ -40,9 +46,15 @@ export interface ConfigSchema<S extends TObject> {
   /**
    * The options from the environment and code (code wins; `undefined` in code leaves an option to
    * the environment), validated, defaults filled in: `profile`'s where it has its own
-   * (`OptionMeta.profiles`). Throws a `ConfigError` naming every problem.
+   * (`OptionMeta.profiles`). Throws a `ConfigError` naming every problem, each variable as
+   * `written` says the operator wrote it (a command line's `-t (--tokens)` for `TOKENS`).
    */
-  load(env: Environment, inCode?: InCode<S>, profile?: string): Loaded<S>;
+  load(
+    env: Environment,
+    inCode?: InCode<S>,
+    profile?: string,
+    written?: Readonly<Record<string, string>>,
+  ): Loaded<S>;
 }
 
 function pathOf(row: OptionRow): string {
@@ -67,9 +79,12 @@ function set(target: Record<string, unknown>, path: readonly string[], value: un
   node[path[path.length - 1] as string] = value;
 }
 
-/** `FLAGS_URL` when the environment gave the value, else `flagsUrl (FLAGS_URL)`. */
+/**
+ * `FLAGS_URL` (or the command line's option for it) when the environment gave the value, else
+ * `flagsUrl (FLAGS_URL)`.
+ */
 function subject(row: OptionRow, source: Source | undefined): string {
-  if (source && 'env' in source) return source.env;
+  if (source && 'env' in source) return source.written ?? source.env;
   return row.env.length > 0 ? `${row.key} (${row.env.join(' or ')})` : row.key;
 }
 
@@ -233,7 +248,7 @@ export function configSchema<S extends TObject>(schema: S): ConfigSchema<S> {
   return {
     schema,
     options: rows,
-    load(env, inCode, profile) {
+    load(env, inCode, profile, written) {
       const values: Record<string, unknown> = {};
       const sources = new Map<OptionRow, Source>();
       const conflicts: Found[] = [];
@@ -253,7 +268,12 @@ export function configSchema<S extends TObject>(schema: S): ConfigSchema<S> {
           continue;
         }
         set(values, row.path, first.value);
-        sources.set(row, { env: first.variable.name, raw: first.raw, takes: first.variable.takes });
+        sources.set(row, {
+          env: first.variable.name,
+          written: written?.[first.variable.name],
+          raw: first.raw,
+          takes: first.variable.takes,
+        });
         if (given.some((other) => !isDeepStrictEqual(other.value, first.value)))
           conflicts.push({ order, text: conflict(row, given) });
       }

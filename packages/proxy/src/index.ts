@@ -77,14 +77,16 @@ export interface ProxyApp {
 
 /**
  * Builds a proxy from in-code options (the document's names) and starts syncing; `env` adds
- * environment variables under the options (in-code options win). Does not listen.
+ * environment variables under the options (in-code options win); `written` says how a command
+ * line wrote variables (`TOKENS`: `-t (--tokens)`), for messages naming them. Does not listen.
  */
 export async function createProxy(
   options: ProxyOptions,
   env: Record<string, string | undefined> = {},
   mode: ProxyMode = 'proxy',
+  written: Readonly<Record<string, string>> = {},
 ): Promise<ProxyApp> {
-  const config = loadConfig(env, options, mode);
+  const config = loadConfig(env, options, mode, written);
   const log = createLogger(config);
   for (const warning of configWarnings(config)) log.warn({}, warning);
   const [strategies, enrichers] = await Promise.all([

@@ -7,12 +7,18 @@ import type { ProxyConfig } from './config/load.js';
  * Makes a built app listen as Unleash Edge 20 does: plain HTTP on `port`; or, with `tls.enable`
  * (the app then being an HTTPS server, see `buildApp`), HTTPS on `tls.serverPort` only, plus, with
  * `tls.redirectHttpToHttps`, a server on `port` that redirects every request there. Closing the
- * app closes that server too. Returns the addresses listened on, the app's first.
+ * app closes that server too. Returns the addresses listened on, the app's first, as bound
+ * (`http://0.0.0.0:3000`: Fastify's own answer names `127.0.0.1` for a wildcard address, which
+ * would tell the operator the port is reachable only locally).
  */
 export async function listen(app: FastifyInstance, config: ProxyConfig): Promise<string[]> {
   const tls = config.serverTls;
-  if (tls === undefined) return [await app.listen({ port: config.port, host: config.host })];
-  const address = await app.listen({ port: tls.port, host: config.host });
+  if (tls === undefined) {
+    await app.listen({ port: config.port, host: config.host });
+    return [urlOf(app.server.address() as AddressInfo)];
+  }
+  await app.listen({ port: tls.port, host: config.host });
+  const address = urlOf(app.server.address() as AddressInfo, 'https');
   if (!tls.redirectHttp) return [address];
   // Redirects to the port actually bound (the configured one, unless 0 asked for any).
   const httpsPort = (app.server.address() as AddressInfo).port;
@@ -34,9 +40,9 @@ export async function listen(app: FastifyInstance, config: ProxyConfig): Promise
   return [address, `${urlOf(redirect.address() as AddressInfo)} (redirects to HTTPS)`];
 }
 
-function urlOf(address: AddressInfo): string {
+function urlOf(address: AddressInfo, scheme = 'http'): string {
   const host = address.family === 'IPv6' ? `[${address.address}]` : address.address;
-  return `http://${host}:${address.port}`;
+  return `${scheme}://${host}:${address.port}`;
 }
 
 /** A host name, IPv4 address or bracketed IPv6 address, with an optional port. */

@@ -26,7 +26,7 @@ async function main(): Promise<void> {
       process.exit(result.ok ? 0 : 1);
     }
     const { servingVariables } = await import('./config/own-variables.js');
-    await serve(ownSettings(line, servingVariables(command)), command);
+    await serve(ownSettings(line, servingVariables(command)), command, line.written);
   } catch (error) {
     // Only the command line's own problems reach here: `serve` handles its own.
     process.stderr.write(
@@ -44,6 +44,7 @@ async function main(): Promise<void> {
 async function serve(
   variables: Readonly<Record<string, string>>,
   command: 'edge' | 'offline' | undefined,
+  written: Readonly<Record<string, string>>,
 ): Promise<void> {
   const offline = command === 'offline';
   const [{ ConfigError }, { edgeVariableFindings }, { createProxy }, offlineMode] =
@@ -61,15 +62,20 @@ async function serve(
   try {
     if (edgeFindings.refusals.length > 0) throw new ConfigError(edgeFindings.refusals);
     if (offlineMode !== undefined) {
-      const settings = offlineMode.offlineConfig.load(env, {});
+      const settings = offlineMode.offlineConfig.load(env, {}, undefined, written);
       upstream = await offlineMode.OfflineUpstream.start(
         settings.bootstrapFile,
         settings.clientTokens,
         settings.frontendTokens,
       );
-      proxy = await createProxy(offlineMode.offlineProxyOptions(upstream, settings), env, mode);
+      proxy = await createProxy(
+        offlineMode.offlineProxyOptions(upstream, settings),
+        env,
+        mode,
+        written,
+      );
       upstream.reload(settings.reloadInterval * 1000, proxy.log);
-    } else proxy = await createProxy({}, env, mode);
+    } else proxy = await createProxy({}, env, mode, written);
   } catch (error) {
     await upstream?.close();
     if (error instanceof ConfigError) {

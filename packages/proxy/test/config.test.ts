@@ -825,7 +825,8 @@ describe('flags-proxy command', () => {
     assert.match(command.stderr, /unknown command "hydrate"/);
     const bad = await runMain(REQUIRED, ['--features-refresh-interval-seconds', '0']);
     assert.equal(bad.code, 1);
-    assert.match(bad.stderr, /FEATURES_REFRESH_INTERVAL_SECONDS must be greater than 0/);
+    // Named as written on the command line (issue #47).
+    assert.match(bad.stderr, /--features-refresh-interval-seconds must be greater than 0/);
   });
 
   it('starts from the environment, serves, and stops on SIGTERM', async () => {

@@ -21,6 +21,8 @@ export interface CommandLine {
   readonly variables: Readonly<Record<string, string>>;
   /** Our own options, for `ownSettings` (which needs the command's options, loaded only to serve). */
   readonly own: readonly OwnOption[];
+  /** How each variable given was written (`TOKENS`: `-t (--tokens)`), for messages naming it. */
+  readonly written: Readonly<Record<string, string>>;
 }
 
 /** Our own variables a command takes as `--kebab-case` options, and which of them are switches. */
@@ -170,7 +172,11 @@ export function parseCommandLine(args: readonly string[]): CommandLine {
   }
   for (const [name, values] of counted) variables[name] = values.join(',');
   if (problems.length > 0) throw new ConfigError(problems);
-  return { command, variables, own: ownGiven };
+  const written: Record<string, string> = {};
+  for (const { option, label } of edgeGiven)
+    if (option.env !== undefined) written[option.env] ??= label;
+  for (const { name, label } of ownGiven) written[name] ??= label;
+  return { command, variables, own: ownGiven, written };
 }
 
 /**

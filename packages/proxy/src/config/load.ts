@@ -31,12 +31,20 @@ function upstreamBase(raw: string | URL): URL {
  * The loaded options in the domain types the proxy runs with (URLs as `URL`, keys merged and
  * deduplicated, derived defaults), frozen. The names are the ones the proxy has always used.
  */
-function resolve(options: Options, mode: ProxyMode) {
+function resolve(options: Options, mode: ProxyMode, named: Named) {
   const bootstrapUrl = options.expBootstrap.url;
   return Object.freeze({
     /** Whose defaults the options took: Unleash Proxy's (`proxy`) or Unleash Edge's (`edge`). */
     mode,
     flagsUrl: upstreamBase(options.flagsUrl),
+    /**
+     * The upstream URL's option as the operator wrote it (`-u (--upstream-url)`, `UPSTREAM_URL`,
+     * `UNLEASH_URL`, `FLAGS_URL`, `flagsUrl`), for messages that name the fix; `addsApi`: it is
+     * the server's root URL, `/api` added (Edge's `UPSTREAM_URL`).
+     */
+    flagsUrlWritten: Object.freeze({ name: named.flagsUrl, addsApi: named.addsApi }),
+    /** The startup tokens' option as the operator wrote it (`-t (--tokens)`, `TOKENS`, …). */
+    flagsApiTokenWritten: named.flagsApiToken,
     /** The client tokens the proxy syncs with, one environment each (`flagsApiToken`, `TOKENS`). */
     startupTokens: Object.freeze([...new Set(options.flagsApiToken)]),
     /** The first startup token: the one of the environment plain client keys are served from. */
@@ -180,8 +188,42 @@ export function loadConfig(
   env: Environment,
   overrides: ProxyOptions = {},
   mode: ProxyMode = 'proxy',
+  written: Readonly<Record<string, string>> = {},
 ): ProxyConfig {
-  return resolve(proxyConfig.load(withTrustedServers(env), overrides, mode), mode);
+  const environment = withTrustedServers(env);
+  const loaded = proxyConfig.load(environment, overrides, mode, written);
+  const url = writtenAs('flagsUrl', environment, overrides, written);
+  return resolve(loaded, mode, {
+    flagsUrl: url.name,
+    addsApi: url.variable === 'UPSTREAM_URL',
+    flagsApiToken: writtenAs('flagsApiToken', environment, overrides, written).name,
+  });
+}
+
+/** How the operator named the options messages point at. */
+interface Named {
+  readonly flagsUrl: string;
+  readonly addsApi: boolean;
+  readonly flagsApiToken: string;
+}
+
+/**
+ * Where an option's value came from, named as the operator wrote it: its in-code name, the
+ * command line's option, or the variable read (the first set, as the loader reads them).
+ */
+function writtenAs(
+  key: string,
+  env: Environment,
+  overrides: ProxyOptions,
+  written: Readonly<Record<string, string>>,
+): { name: string; variable?: string } {
+  if ((overrides as Record<string, unknown>)[key] !== undefined) return { name: key };
+  const row = proxyConfig.options.find((candidate) => candidate.key === key);
+  for (const { name } of row?.variables ?? []) {
+    const raw = env[name];
+    if (raw !== undefined && raw !== '') return { name: written[name] ?? name, variable: name };
+  }
+  return { name: key };
 }
 
 /**

@@ -84,7 +84,8 @@ const tokensBody = {
   properties: {
     tokenRefreshes: {
       type: 'array',
-      description: 'The client tokens the proxy syncs with, one per feed.',
+      description:
+        'The client tokens the proxy syncs with, one per feed; a token the upstream refused (401/403) at its last poll is left out and counted in `invalidTokenCount`, as Edge drops it.',
       items: {
         type: 'object',
         required: [
@@ -113,7 +114,11 @@ const tokensBody = {
             type: ['integer', 'null'],
             description: 'The upstream’s revision, when it sends one.',
           },
-          failure_count: { type: 'integer', description: 'Not counted per feed: 0.' },
+          failure_count: {
+            type: 'integer',
+            description:
+              'Failed syncs in a row, as Edge counts them: one more per failure (at most 10), one less per success.',
+          },
           sync: {
             type: 'string',
             enum: ['streaming', 'polling'],
@@ -130,7 +135,8 @@ const tokensBody = {
     },
     invalidTokenCount: {
       type: 'integer',
-      description: 'Tokens refused, or waiting for a validation call: counted, not listed.',
+      description:
+        'Tokens refused (by `/edge/validate`, or a startup token the upstream answers 401/403), or waiting for a validation call: counted, not listed.',
     },
   },
 } as const;
@@ -153,11 +159,18 @@ function tokensReport(
   refreshIntervalMs: number,
 ) {
   const counts = validator?.counts() ?? { valid: 0, invalid: 0, pending: 0 };
+  let refusedFeeds = 0;
   return {
     tokenRefreshes: environments.all().flatMap((environment) => {
       const payload = environment.state.current?.payload;
       const revision = payload?.meta?.revisionId;
-      return environment.feedStatuses().map((feed) => ({
+      // Edge drops a token its upstream refuses from its refresh list (and counts it invalid);
+      // flags-proxy keeps retrying it, and lists it again once the upstream accepts it.
+      const feeds = environment.feedStatuses().filter((feed) => {
+        if (feed.refused) refusedFeeds++;
+        return !feed.refused;
+      });
+      return feeds.map((feed) => ({
         token: {
           token: edgeAnonymizedToken(feed.token),
           type: 'backend',
@@ -174,7 +187,7 @@ function tokensReport(
         last_feature_count: payload?.features.length ?? null,
         last_check: isoOrNull(feed.lastCheckMs),
         revision_id: revision === undefined ? null : Math.trunc(revision),
-        failure_count: 0,
+        failure_count: feed.failureCount,
         sync: feed.sync,
       }));
     }),
@@ -200,7 +213,7 @@ function tokensReport(
         status: 'Trusted',
       })),
     ],
-    invalidTokenCount: counts.invalid + counts.pending,
+    invalidTokenCount: counts.invalid + counts.pending + refusedFeeds,
   };
 }
 

@@ -50,6 +50,10 @@ export interface FeedStatus {
   readonly lastCheckMs: number;
   /** How it syncs now (`FeedSync.mode`). */
   readonly sync: 'streaming' | 'polling';
+  /** The upstream refused its token (401/403) at the last poll. */
+  readonly refused: boolean;
+  /** Failures in a row, as Unleash Edge counts them (`FeedSync.failureCount`). */
+  readonly failureCount: number;
 }
 
 /** Makes the sync (stream or poller) of one feed: the token to sync with, and where to put what it fetches. */
@@ -109,6 +113,8 @@ export class Environment {
       revisionId: feed.payload?.meta?.revisionId,
       lastCheckMs: poller.lastCheckMs,
       sync: poller.mode,
+      refused: poller.refused,
+      failureCount: poller.failureCount,
     }));
   }
 

@@ -115,6 +115,14 @@ export class FeedSync {
     return this.poller.refused;
   }
 
+  /**
+   * Failures in a row, as Unleash Edge counts a token's (`failure_count`): the poller's while
+   * polling, else the stream's failed connections.
+   */
+  get failureCount(): number {
+    return this.mode === 'polling' ? this.poller.failureCount : Math.min(this.failures, 10);
+  }
+
   /** `polling` while the poller runs, else `streaming` (streaming, or connecting to stream). */
   get mode(): 'streaming' | 'polling' {
     return this.polling || this.config.upstreamStreaming === 'polling' ? 'polling' : 'streaming';
@@ -163,6 +171,7 @@ export class FeedSync {
   private async connect(): Promise<void> {
     if (!this.started) return;
     let delivered = false;
+    let opened = false;
     const stream = new UpstreamStream(this.upstream);
     this.stream = stream;
     const end = await stream.open(
@@ -174,6 +183,7 @@ export class FeedSync {
       },
       {
         opened: async () => {
+          opened = true;
           if (this.noStreamSaid) {
             this.noStreamSaid = false;
             this.log.info(
@@ -201,7 +211,7 @@ export class FeedSync {
       },
     );
     this.stream = undefined;
-    this.ended(end, delivered);
+    this.ended(end, delivered, opened);
   }
 
   /** Applies one message's events to the stream's payload and hands the result to the feed. */
@@ -228,7 +238,7 @@ export class FeedSync {
     return undefined;
   }
 
-  private ended(end: StreamEnd, delivered: boolean): void {
+  private ended(end: StreamEnd, delivered: boolean, opened: boolean): void {
     if (!this.started || end.kind === 'cancelled') return;
     if (
       end.kind === 'unsupported' ||
@@ -255,7 +265,7 @@ export class FeedSync {
             `${STREAM_MAX_FAILURES} failed stream connections in a row, the last: ${end.reason}`,
           );
         else {
-          this.warnOnce(end.reason);
+          this.warnOnce(end.reason, opened);
           // The first retry comes within about a second, whatever the poll interval: a stream
           // that drops is usually back at once (a restart, a load balancer's recycled connection).
           const delay = failureDelay(
@@ -314,10 +324,15 @@ export class FeedSync {
     this.poller.start();
   }
 
-  /** Logs a connection problem once per streak (a different one is logged again). */
-  private warnOnce(reason: string): void {
+  /**
+   * Logs a connection problem once per streak (a different one is logged again): a stream that
+   * dropped, or one that never opened (the upstream down or unreachable), said as such.
+   */
+  private warnOnce(reason: string, opened: boolean): void {
     const data = { url: this.url.href, environment: this.environment, reason };
-    const message = `upstream stream dropped (${reason}); reconnecting`;
+    const message = opened
+      ? `upstream stream dropped (${reason}); reconnecting`
+      : `could not connect to the upstream's stream (${reason}); trying again`;
     if (reason === this.lastProblem) this.log.debug(data, message);
     else this.log.warn(data, message);
     this.lastProblem = reason;

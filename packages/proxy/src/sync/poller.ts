@@ -1,6 +1,7 @@
 import type { ClientFeatures } from '@flags/schemas';
 import type { ProxyConfig } from '../config/load.js';
 import type { Logger } from '../config/options.js';
+import { isHtml, upstreamUrlProblem } from './diagnose.js';
 import type { UpstreamClient } from './http-client.js';
 import { featuresUrl, upstreamHeaders } from './upstream.js';
 import { payloadProblem } from './validate.js';
@@ -57,6 +58,12 @@ export class Poller {
   lastCheckMs = 0;
   /** The upstream refused the token (401/403) at the last poll. */
   refused = false;
+  /**
+   * Failed polls, counted as Unleash Edge counts a token's (`TokenRefresh.failure_count`): one more
+   * per failure (at most 10), one less per success; a refusal is not counted (the token is shown
+   * as refused instead).
+   */
+  failureCount = 0;
 
   constructor(
     private readonly config: ProxyConfig,
@@ -110,13 +117,19 @@ export class Poller {
 
   /** One poll; never throws. */
   poll(): Promise<PollOutcome> {
-    this.running = this.fetchOnce().catch((error: unknown) => {
-      this.warnOnce(
-        { err: describe(error), url: this.url.href },
-        'upstream features request failed',
-      );
-      return 'failed' as const;
-    });
+    this.running = this.fetchOnce()
+      .catch((error: unknown) => {
+        this.warnOnce(
+          { err: describe(error), url: this.url.href },
+          'upstream features request failed',
+        );
+        return 'failed' as const;
+      })
+      .then((outcome) => {
+        if (outcome === 'failed') this.failureCount = Math.min(this.failureCount + 1, 10);
+        else if (outcome !== 'unauthorized') this.failureCount = Math.max(this.failureCount - 1, 0);
+        return outcome;
+      });
     return this.running;
   }
 
@@ -150,17 +163,29 @@ export class Poller {
       this.lastCheckMs = Date.now();
       return 'unchanged';
     }
-    if (status === 401 || status === 403) {
-      await response.dump();
-      this.refused = true;
-      this.log.error(
-        { status, url: this.url.href, environment: this.environment },
-        `upstream rejected the API token (${status}): check FLAGS_API_TOKEN (a client token of the upstream). Serving the last good snapshot and retrying slowly.`,
-      );
-      return 'unauthorized';
-    }
     if (status < 200 || status >= 300) {
       await response.dump();
+      // A wrong URL answers 401/403/404 whatever the token: said as the URL's problem.
+      const urlProblem =
+        status === 401 || status === 403 || status === 404
+          ? upstreamUrlProblem(this.config, this.url, {
+              status,
+              html: isHtml(response.headers['content-type']),
+            })
+          : undefined;
+      if (urlProblem !== undefined) {
+        this.warnOnce({ status, url: this.url.href }, `${urlProblem}. Retrying.`);
+        return 'failed';
+      }
+      if (status === 401 || status === 403) {
+        this.refused = true;
+        this.reportOnce(
+          'error',
+          { status, url: this.url.href },
+          `upstream rejected the API token (${status}): check ${this.config.flagsApiTokenWritten} (a client token of the upstream). Serving the last good snapshot and retrying slowly.`,
+        );
+        return 'unauthorized';
+      }
       this.retryAfterMs = parseRetryAfter(response.headers['retry-after']);
       this.warnOnce(
         { status, url: this.url.href },
@@ -173,9 +198,15 @@ export class Poller {
     try {
       payload = JSON.parse(text);
     } catch {
+      const urlProblem = upstreamUrlProblem(this.config, this.url, {
+        status,
+        html: isHtml(response.headers['content-type'], text),
+      });
       this.warnOnce(
         { url: this.url.href },
-        'upstream sent invalid JSON; keeping the last good snapshot',
+        urlProblem === undefined
+          ? 'upstream sent invalid JSON; keeping the last good snapshot'
+          : `${urlProblem}. Keeping the last good snapshot.`,
       );
       return 'failed';
     }
@@ -210,18 +241,31 @@ export class Poller {
 
   /** Logs a failure once per streak (a different failure is logged again). */
   private warnOnce(data: object, message: string): void {
+    this.reportOnce('warn', data, message);
+  }
+
+  /** Logs a problem at `level` once per streak, its repeats at debug. */
+  private reportOnce(level: 'warn' | 'error', data: object, message: string): void {
     const labelled =
       this.environment === undefined ? data : { ...data, environment: this.environment };
     if (message === this.lastProblem) this.log.debug(labelled, message);
-    else this.log.warn(labelled, message);
+    else this.log[level](labelled, message);
     this.lastProblem = message;
   }
 
+  /** After a streak of failures, says once that the upstream answers again. */
   private recovered(): void {
+    const wasRefused = this.refused;
     this.refused = false;
     if (this.lastProblem === undefined) return;
     this.lastProblem = undefined;
-    this.log.info({ url: this.url.href }, 'upstream features request succeeded again');
+    const data = { url: this.url.href, environment: this.environment };
+    if (wasRefused)
+      this.log.info(
+        data,
+        `upstream accepts the API token again (${this.config.flagsApiTokenWritten}); syncing`,
+      );
+    else this.log.info(data, 'upstream features request succeeded again');
   }
 
   /** Marks readiness reached by other means (bootstrap, backup). */
