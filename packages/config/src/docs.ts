@@ -66,19 +66,40 @@ export interface Subcommand {
   readonly doc: string;
 }
 
+/** An example of `--help`: what it does, then the command line that does it. */
+export interface Example {
+  readonly doc: string;
+  readonly command: string;
+}
+
+/** What `--help` says of a command, besides the options it reads from the environment. */
+export interface HelpPage {
+  readonly command: string;
+  /** What follows the command's name in the usage line: `[OPTIONS] <edge|offline>`. */
+  readonly synopsis: string;
+  /** What the command is, one line. */
+  readonly summary: string;
+  readonly examples: readonly Example[];
+  readonly subcommands?: readonly Subcommand[];
+  /** The options, each listed with its variables, meaning, values and default. */
+  readonly rows: readonly OptionRow[];
+  /** A profile whose defaults are shown beside the default ones. */
+  readonly profile?: ProfileColumn;
+}
+
 /**
- * The `--help` text of a command: what it is, its subcommands, then every option it reads from
- * the environment.
+ * The `--help` text of a command: the usage line, what it is and examples, so that the first
+ * screen answers "how do I run it"; then its subcommands and every option it reads from the
+ * environment.
  */
-export function helpText(
-  command: string,
-  summary: string,
-  rows: readonly OptionRow[],
-  subcommands: readonly Subcommand[] = [],
-  profile?: ProfileColumn,
-): string {
+export function helpText(page: HelpPage): string {
+  const { command, profile, subcommands = [] } = page;
+  const examples = page.examples.flatMap((example) => [
+    `  ${example.doc}:`,
+    `    ${example.command}`,
+  ]);
   const usages = subcommands.flatMap((sub) => [`  ${command} ${sub.usage}`, `      ${sub.doc}`]);
-  const options = rows
+  const options = page.rows
     .filter((row) => row.env.length > 0)
     .map((row) => {
       const shown = (value: string) => (value === '' ? '""' : value);
@@ -98,10 +119,11 @@ export function helpText(
       ].join('\n');
     });
   return [
-    `${command}: ${summary}`,
+    `Usage: ${command} ${page.synopsis}`,
     '',
-    `Usage: ${command} [--help]`,
+    `${command}: ${page.summary}`,
     '',
+    ...(examples.length > 0 ? ['Examples:', ...examples, ''] : []),
     ...(usages.length > 0 ? ['Commands:', ...usages, ''] : []),
     'Configured by environment variables (lists are comma-separated; every problem is reported',
     'at once and the command exits with status 1):',

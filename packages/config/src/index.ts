@@ -1,5 +1,13 @@
+export {
+  closest,
+  USAGE_EXIT_CODE,
+  UsageError,
+  usageMessage,
+} from './command-line.js';
 export { describe, formats } from './describe.js';
 export {
+  type Example,
+  type HelpPage,
   helpText,
   markdownTable,
   type ProfileColumn,

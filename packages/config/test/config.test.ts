@@ -2,6 +2,7 @@ import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import {
   ConfigError,
+  closest,
   configSchema,
   group,
   helpText,
@@ -10,6 +11,9 @@ import {
   option,
   replaceSection,
   secondsVariable,
+  USAGE_EXIT_CODE,
+  UsageError,
+  usageMessage,
 } from '@flags/config';
 import Type from 'typebox';
 
@@ -311,8 +315,21 @@ describe('documentation', () => {
   });
 
   it('writes --help from the schema: every environment variable, what it takes, its default', () => {
-    const help = helpText('app', 'does things', config.options);
-    assert.match(help, /^app: does things\n/);
+    const help = helpText({
+      command: 'app',
+      synopsis: '[--help]',
+      summary: 'does things',
+      examples: [
+        { doc: 'Listen on port 80', command: 'PORT=80 app' },
+        { doc: 'Talk more', command: 'VERBOSE=true app' },
+      ],
+      rows: config.options,
+    });
+    // The synopsis first, then what it is and examples, the reference after.
+    assert.match(
+      help,
+      /^Usage: app \[--help\]\n\napp: does things\n\nExamples:\n {2}Listen on port 80:\n {4}PORT=80 app\n {2}Talk more:\n {4}VERBOSE=true app\n\nConfigured by environment variables/,
+    );
     assert.match(
       help,
       / {2}APP_PORT, PORT {2}\(port; default 8080\)\n {6}Port\.\n {6}Takes a whole number from 0 to 65535\./,
@@ -323,5 +340,29 @@ describe('documentation', () => {
       / {2}INTERVAL_MS, INTERVAL_SECONDS \(seconds\) {2}\(intervalMs; default 5000\)\n/,
     );
     assert.ok(!help.includes('hook'), 'in-code-only options are not listed');
+  });
+});
+
+describe('command lines', () => {
+  it('suggests the candidate a mistyped word is closest to, and nothing when none is close', () => {
+    const options = ['port', 'upstream-url', 'version', 'help', 'tokens'];
+    assert.equal(closest('prot', options), 'port');
+    assert.equal(closest('verison', options), 'version');
+    assert.equal(closest('upstream-ulr', options), 'upstream-url');
+    assert.equal(closest('token', options), 'tokens');
+    assert.equal(closest('PORT', options), 'port');
+    assert.equal(closest('bogus', options), undefined);
+    assert.equal(closest('x', options), undefined);
+    assert.equal(closest('frobnicate', options), undefined);
+  });
+
+  it('refuses a command line with every problem named, pointing at --help (exit 2)', () => {
+    const error = new UsageError(['unknown option --bogus', 'unexpected argument "x"']);
+    assert.ok(error instanceof ConfigError);
+    assert.equal(
+      usageMessage('app', error.problems, 'the options'),
+      'app: unknown option --bogus\napp: unexpected argument "x"\nRun `app --help` for the options.\n',
+    );
+    assert.equal(USAGE_EXIT_CODE, 2);
   });
 });

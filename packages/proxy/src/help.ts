@@ -3,7 +3,37 @@ import { EDGE_PROFILE_COLUMN, proxyConfig } from './config/options.js';
 import { offlineConfig } from './offline/options.js';
 import { DEFAULT_PROBE_TIMEOUT_MS, DEFAULT_PROBE_URL, PROBES } from './probe.js';
 
-/** `flags-proxy --help`: the command line, the probes, then every option from the option schema. */
+/** The usage line: Unleash Edge 20's command line, and the two options that start nothing. */
+const SYNOPSIS = '[OPTIONS] [edge|offline|health|ready] [OPTIONS] | -h|--help | -V|--version';
+
+/** The first screen of `--help`: one example per way of running it. */
+const EXAMPLES = [
+  {
+    doc: 'As Unleash Edge: sync from an upstream (its root URL) with one client token per environment, serve on port 3063',
+    command:
+      "flags-proxy edge -u https://unleash.example.com -t '*:production.<secret>' -t '*:development.<secret>'",
+  },
+  {
+    doc: 'As Unleash Proxy: its variables (UNLEASH_* work too), frontend SDKs sending a client key, port 3000',
+    command:
+      "FLAGS_URL=https://unleash.example.com/api FLAGS_API_TOKEN='*:production.<secret>' FLAGS_PROXY_CLIENT_KEYS=<key> flags-proxy",
+  },
+  {
+    doc: 'With Unleash Edge’s variables, as its container image and Helm chart set them',
+    command:
+      "UPSTREAM_URL=http://flags-server:4242 TOKENS='*:production.<secret>' flags-proxy edge",
+  },
+  {
+    doc: 'Offline: the flags of a file, no upstream, for SDKs using these tokens',
+    command: "flags-proxy offline -b features.json -c '*:production.<secret>'",
+  },
+  {
+    doc: 'A container health check: exit 0 when the proxy beside it answers, else 1',
+    command: 'flags-proxy health -e http://localhost:3063',
+  },
+];
+
+/** `flags-proxy --help`: usage and examples, the commands, then every option from the schema. */
 export function help(): string {
   const serve = {
     usage: '[OPTIONS]',
@@ -21,11 +51,14 @@ export function help(): string {
     usage: `${name} [-e|--edge-url|--url <base>] [-c|--ca-certificate-file <pem>] [--timeout <ms>]`,
     doc: `Asks a running proxy whether it is ${passed}: exits 0 when GET <base>${path} answers 200 within the timeout, else 1, and prints one line (for container probes without curl). <base> defaults to EDGE_URL, else ${DEFAULT_PROBE_URL} (the port of PORT or PROXY_PORT when set); the CA file (or CA_CERTIFICATE_FILE) is trusted over HTTPS; --timeout defaults to ${DEFAULT_PROBE_TIMEOUT_MS} ms.`,
   }));
-  return helpText(
-    'flags-proxy',
-    'evaluates feature flags for client-side apps, Unleash Proxy and Unleash Edge compatible.',
-    [...proxyConfig.options, ...offlineConfig.options],
-    [serve, edge, offline, ...probes],
-    EDGE_PROFILE_COLUMN,
-  );
+  return helpText({
+    command: 'flags-proxy',
+    synopsis: SYNOPSIS,
+    summary:
+      'evaluates feature flags for client-side apps, Unleash Proxy and Unleash Edge compatible.',
+    examples: EXAMPLES,
+    subcommands: [serve, edge, offline, ...probes],
+    rows: [...proxyConfig.options, ...offlineConfig.options],
+    profile: EDGE_PROFILE_COLUMN,
+  });
 }

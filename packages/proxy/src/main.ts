@@ -1,4 +1,6 @@
 #!/usr/bin/env node
+import { readFileSync } from 'node:fs';
+import { USAGE_EXIT_CODE, UsageError, usageMessage } from '@flags/config';
 import { PROBE_VARIABLES, probeCommand } from './probe.js';
 
 /**
@@ -16,6 +18,12 @@ async function main(): Promise<void> {
     process.stdout.write(help());
     return;
   }
+  if (args.includes('--version') || args.includes('-V')) {
+    // src/main.ts and dist/main.js both sit one level under the package.
+    const pkg = JSON.parse(readFileSync(new URL('../package.json', import.meta.url), 'utf8'));
+    process.stdout.write(`flags-proxy ${(pkg as { version: string }).version}\n`);
+    return;
+  }
   const { ownSettings, parseCommandLine } = await import('./config/command-line.js');
   try {
     const line = parseCommandLine(args);
@@ -29,6 +37,10 @@ async function main(): Promise<void> {
     await serve(ownSettings(line, servingVariables(command)), command, line.written);
   } catch (error) {
     // Only the command line's own problems reach here: `serve` handles its own.
+    if (error instanceof UsageError) {
+      process.stderr.write(usageMessage('flags-proxy', error.problems, 'the options and examples'));
+      process.exit(USAGE_EXIT_CODE);
+    }
     process.stderr.write(
       `flags-proxy: ${error instanceof Error ? error.message : String(error)}\n`,
     );

@@ -741,7 +741,7 @@ describe('flags-proxy command', () => {
     const command = spawnCommand(process.execPath, args, {});
     assert.equal(await command.exited, 0, command.output());
     const help = command.output();
-    assert.match(help, /^flags-proxy: /);
+    assert.match(help, /^Usage: flags-proxy .*\n\nflags-proxy: /);
     for (const spec of optionTable.filter((row) => row.env.length > 0)) {
       const variables = documentedVariables(spec.option, String);
       assert.ok(help.includes(`  ${variables}  (${spec.option}`), spec.option);
@@ -818,10 +818,11 @@ describe('flags-proxy command', () => {
 
   it('refuses an option it does not know, or a command, naming it', async () => {
     const unknown = await runMain(REQUIRED, ['edge', '--upstream-url', 'http://x', '--frobnicate']);
-    assert.equal(unknown.code, 1);
+    // A command line it cannot take exits with 2, as clap does for Unleash Edge.
+    assert.equal(unknown.code, 2);
     assert.match(unknown.stderr, /unknown option --frobnicate/);
     const command = await runMain(REQUIRED, ['hydrate']);
-    assert.equal(command.code, 1);
+    assert.equal(command.code, 2);
     assert.match(command.stderr, /unknown command "hydrate"/);
     const bad = await runMain(REQUIRED, ['--features-refresh-interval-seconds', '0']);
     assert.equal(bad.code, 1);

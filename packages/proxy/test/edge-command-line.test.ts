@@ -4,6 +4,7 @@ import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import { describe, it } from 'node:test';
 import { fileURLToPath } from 'node:url';
+import { UsageError } from '@flags/config';
 import {
   ConfigError,
   EDGE_OPTIONS,
@@ -15,6 +16,7 @@ import { freePort, spawnCommand, waitUntilHealthy } from '../../../test/helpers/
 import { type CommandLine, ownSettings, parseCommandLine } from '../src/config/command-line.js';
 import { edgeVariableFindings } from '../src/config/edge-options.js';
 import { servingVariables } from '../src/config/own-variables.js';
+import { PROBE_VARIABLES } from '../src/probe.js';
 import { smallPayload } from './fixtures/small.js';
 import { FakeUpstream } from './helpers/fake-upstream.js';
 import { waitFor } from './helpers/proxy.js';
@@ -37,10 +39,10 @@ function settings(args: readonly string[]): {
 } {
   const line = parseCommandLine(args);
   const command = line.command;
-  const variables =
-    command === 'health' || command === 'ready'
-      ? { ...line.variables }
-      : ownSettings(line, servingVariables(command));
+  const variables = ownSettings(
+    line,
+    command === 'health' || command === 'ready' ? PROBE_VARIABLES : servingVariables(command),
+  );
   return { line, variables };
 }
 
@@ -194,6 +196,38 @@ describe('Unleash Edge 20 command line', () => {
       '--tls-enable is a switch: give it alone, or as =true or =false',
     ]);
     assert.deepEqual(refusal(['edge', 'extra']), ['unexpected argument "extra"']);
+  });
+
+  it('refuses a command line as a usage error (exit 2), saying what was meant', () => {
+    assert.throws(() => settings(['edge', '-z']), UsageError);
+    assert.throws(() => settings(['edge', '--frobnicate']), UsageError);
+    assert.deepEqual(refusal(['egde']), ['unknown command "egde" (did you mean edge?)']);
+    assert.deepEqual(refusal(['edge', '--upstream-ulr', 'http://u']), [
+      'unknown option --upstream-ulr for edge (did you mean --upstream-url?)',
+    ]);
+    assert.deepEqual(refusal(['--prot', '3000']), ['unknown option --prot (did you mean --port?)']);
+    assert.deepEqual(refusal(['--flags-ulr', 'http://u/api']), [
+      'unknown option --flags-ulr (did you mean --flags-url?)',
+    ]);
+    assert.deepEqual(refusal(['ready', '--edge-ulr', 'http://u']), [
+      'unknown option --edge-ulr for ready (did you mean --edge-url?)',
+    ]);
+    assert.deepEqual(refusal(['--verison']), [
+      'unknown option --verison (did you mean --version?)',
+    ]);
+    // A short option written where it means nothing, that means something elsewhere.
+    assert.deepEqual(refusal(['-u', 'http://u', 'edge']), [
+      '-u (--upstream-url) is an option of edge: write it after `edge`',
+    ]);
+    assert.deepEqual(refusal(['edge', '-i', '127.0.0.1']), [
+      '-i (--interface) is an option of flags-proxy itself: write it before `edge`',
+    ]);
+    assert.deepEqual(refusal(['-e', 'http://u', 'health']), [
+      '-e (--edge-url) is an option of health and ready: write it after `health` or `ready`',
+    ]);
+    assert.deepEqual(refusal(['-b', 'x', 'offline']), [
+      'unknown option -b; it is an option of edge (--backup-folder) and of offline (--bootstrap-file): write it after the subcommand',
+    ]);
   });
 });
 

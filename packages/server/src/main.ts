@@ -1,20 +1,34 @@
 #!/usr/bin/env node
-import { helpText } from '@flags/config';
 // flags-server entry point: the only place that reads process.env, listens and exits.
+import { readFileSync } from 'node:fs';
+import { USAGE_EXIT_CODE, UsageError, usageMessage } from '@flags/config';
 import { buildApp } from './app.js';
+import { parseServerCommandLine } from './config/command-line.js';
 import { ConfigError, loadConfig } from './config/load.js';
 import { serverConfig } from './config/options.js';
 import { openDatabase } from './db/open.js';
 
 async function main(): Promise<void> {
-  if (process.argv.includes('--help') || process.argv.includes('-h')) {
-    process.stdout.write(
-      helpText(
-        'flags-server',
-        'feature-flag storage, Unleash-compatible client API and admin API.',
-        serverConfig.options,
-      ),
+  // The command line first: --help, --version and a mistake start nothing (no data directory).
+  let command: ReturnType<typeof parseServerCommandLine>;
+  try {
+    command = parseServerCommandLine(process.argv.slice(2), serverConfig.options);
+  } catch (error) {
+    if (!(error instanceof UsageError)) throw error;
+    process.stderr.write(
+      usageMessage('flags-server', error.problems, 'the variables and examples'),
     );
+    process.exit(USAGE_EXIT_CODE);
+  }
+  if (command === 'help') {
+    const { help } = await import('./help.js');
+    process.stdout.write(help());
+    return;
+  }
+  if (command === 'version') {
+    // src/main.ts and dist/main.js both sit one level under the package.
+    const pkg = JSON.parse(readFileSync(new URL('../package.json', import.meta.url), 'utf8'));
+    process.stdout.write(`flags-server ${(pkg as { version: string }).version}\n`);
     return;
   }
   let config: ReturnType<typeof loadConfig>;

@@ -144,7 +144,7 @@ describe('configuration', () => {
     const command = spawnCommand(process.execPath, args, { DATABASE_URL: 'postgres://nowhere' });
     assert.equal(await command.exited, 0, command.output());
     const help = command.output();
-    assert.match(help, /^flags-server: /);
+    assert.match(help, /^Usage: flags-server .*\n\nflags-server: /);
     for (const option of options) {
       assert.ok(help.includes(`  ${option.env.join(', ')}  (${option.key}`), option.key);
       assert.ok(help.includes(`      ${option.doc}\n`), `meaning of ${option.key}`);

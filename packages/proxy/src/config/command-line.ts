@@ -1,4 +1,4 @@
-import { ConfigError } from '@flags/config';
+import { closest, UsageError } from '@flags/config';
 import { EDGE_OPTIONS, type EdgeOption, type EdgeScope, edgeVariable } from './edge-options.js';
 
 /** The subcommands, as Unleash Edge 20 names them. */
@@ -67,7 +67,7 @@ function splitInline(arg: string, at: number): Written {
  * Reads a command line as Unleash Edge 20 takes it (`flags-proxy [OPTIONS] <edge|offline|health|
  * ready> [OPTIONS]`, Edge's short and long options, lists repeated or comma-separated, switches
  * without a value) and as flags-proxy always has (any of its variables as `--kebab-case <value>`,
- * checked by `ownSettings`). Returns the Edge options as variables; throws a `ConfigError` naming
+ * checked by `ownSettings`). Returns the Edge options as variables; throws a `UsageError` naming
  * every Edge option it cannot take. Edge options flags-proxy refuses or ignores are returned too,
  * for `edgeVariableFindings`.
  */
@@ -84,8 +84,13 @@ export function parseCommandLine(args: readonly string[]): CommandLine {
         command = arg;
         continue;
       }
+      const meant = command === undefined ? closest(arg, COMMANDS) : undefined;
       problems.push(
-        command === undefined ? `unknown command "${arg}"` : `unexpected argument "${arg}"`,
+        command !== undefined
+          ? `unexpected argument "${arg}"`
+          : meant === undefined
+            ? `unknown command "${arg}"`
+            : `unknown command "${arg}" (did you mean ${meant}?)`,
       );
       continue;
     }
@@ -123,7 +128,12 @@ export function parseCommandLine(args: readonly string[]): CommandLine {
             : candidate.scope === 'global' || candidate.scope === here),
       );
       if (option === undefined) {
-        problems.push(`unknown option -${letter}${command === undefined ? '' : ` for ${command}`}`);
+        const elsewhere = shortElsewhere(letter, command);
+        problems.push(unknownShort(letter, command, elsewhere));
+        // Its value goes with it: `-u <url>` before `edge` is one mistake, not two.
+        const next = args[i + 1];
+        const valued = elsewhere.length > 0 && elsewhere.every((other) => other.flag !== true);
+        if (valued && inline === undefined && next !== undefined && !next.startsWith('-')) i++;
         continue;
       }
     }
@@ -171,7 +181,7 @@ export function parseCommandLine(args: readonly string[]): CommandLine {
     counted.set(option.env, [...values, value]);
   }
   for (const [name, values] of counted) variables[name] = values.join(',');
-  if (problems.length > 0) throw new ConfigError(problems);
+  if (problems.length > 0) throw new UsageError(problems);
   const written: Record<string, string> = {};
   for (const { option, label } of edgeGiven)
     if (option.env !== undefined) written[option.env] ??= label;
@@ -181,8 +191,8 @@ export function parseCommandLine(args: readonly string[]): CommandLine {
 
 /**
  * The command line's settings as variables: its Edge options and its own options, checked against
- * the variables the command takes (`known`). Throws a `ConfigError` naming every option it does not
- * take.
+ * the variables the command takes (`known`). Throws a `UsageError` naming every option it does not
+ * take, with the option meant when one is close.
  */
 export function ownSettings(line: CommandLine, known: OwnVariables): Record<string, string> {
   const { command } = line;
@@ -190,7 +200,10 @@ export function ownSettings(line: CommandLine, known: OwnVariables): Record<stri
   const variables: Record<string, string> = { ...line.variables };
   for (const { name, label, value } of line.own) {
     if (!known.names.has(name)) {
-      problems.push(`unknown option ${label}${command === undefined ? '' : ` for ${command}`}`);
+      const meant = closest(label.slice(2), longOptions(command, known));
+      problems.push(
+        `unknown option ${label}${command === undefined ? '' : ` for ${command}`}${meant === undefined ? '' : ` (did you mean --${meant}?)`}`,
+      );
       continue;
     }
     if (known.switches.has(name)) {
@@ -207,6 +220,56 @@ export function ownSettings(line: CommandLine, known: OwnVariables): Record<stri
     }
     variables[name] = value;
   }
-  if (problems.length > 0) throw new ConfigError(problems);
+  if (problems.length > 0) throw new UsageError(problems);
   return variables;
+}
+
+/** The long options `command` takes, without `--`: Edge's, ours (`known`), help and version. */
+function longOptions(command: CommandName | undefined, known: OwnVariables): string[] {
+  return [
+    ...EDGE_OPTIONS.filter((option) => takes(command, option.scope)).map((option) => option.long),
+    ...[...known.names].map((name) => name.toLowerCase().replaceAll('_', '-')),
+    'help',
+    'version',
+  ];
+}
+
+/** Who takes the options of a scope, and where they are written, in a message's words. */
+const OWNER: Readonly<Record<EdgeScope, string>> = {
+  top: 'flags-proxy itself',
+  global: 'every command',
+  edge: 'edge',
+  offline: 'offline',
+  probe: 'health and ready',
+};
+
+function place(scope: EdgeScope, command: CommandName | undefined): string {
+  if (scope === 'top') return `before \`${command ?? 'the subcommand'}\``;
+  if (scope === 'probe') return 'after `health` or `ready`';
+  return `after \`${scope}\``;
+}
+
+/** The Edge options a short option `command` does not take stands for elsewhere. */
+function shortElsewhere(letter: string, command: CommandName | undefined): EdgeOption[] {
+  return EDGE_OPTIONS.filter(
+    (option) => option.short === letter && option.scope !== scopeOf(command),
+  );
+}
+
+/**
+ * The problem of a short option `command` does not take: where it belongs when it is an option
+ * `elsewhere` (`-u` before `edge`), else unknown.
+ */
+function unknownShort(
+  letter: string,
+  command: CommandName | undefined,
+  elsewhere: readonly EdgeOption[],
+): string {
+  const unknown = `unknown option -${letter}${command === undefined ? '' : ` for ${command}`}`;
+  const [only] = elsewhere;
+  if (only === undefined) return unknown;
+  if (elsewhere.length === 1)
+    return `-${letter} (--${only.long}) is an option of ${OWNER[only.scope]}: write it ${place(only.scope, command)}`;
+  const owners = elsewhere.map((option) => `${OWNER[option.scope]} (--${option.long})`);
+  return `${unknown}; it is an option of ${owners.join(' and of ')}: write it after the subcommand`;
 }
