@@ -51,6 +51,7 @@ const proxyGroups: Groups = [
       'strictTokens',
       'clientKeysHeaderName',
       'expServerSideSdkConfig.*',
+      'publicSecrets',
     ],
   },
   {

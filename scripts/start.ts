@@ -20,6 +20,16 @@ const settings = {
   clientKey: env.DEMO_CLIENT_KEY ?? 'demo-client-key',
   logLevel: env.LOG_LEVEL ?? 'warn',
 };
+/**
+ * Printed in the banner and the docs: public, so no warning that they are short (the banner says
+ * they are public instead, issue 47). Outside the demo, the same short secrets are warned about.
+ */
+const publicSecrets = [
+  settings.adminToken,
+  settings.clientToken,
+  settings.frontendToken,
+  settings.clientKey,
+];
 
 async function main(): Promise<void> {
   const serverConfig = loadConfig(env, {
@@ -35,7 +45,7 @@ async function main(): Promise<void> {
   // The web UI from the sources as they are now (npm start runs from source).
   await buildUi();
   const db = await openDatabase(serverConfig);
-  const server = await buildApp(serverConfig, { db });
+  const server = await buildApp(serverConfig, { db, publicSecrets: new Set(publicSecrets) });
   const serverUrl = await server.listen({ port: serverConfig.port, host: serverConfig.host });
   const seeded = await seedDemo(serverUrl, settings.adminToken);
   await seedDemoUser(serverUrl, settings.adminToken);
@@ -49,13 +59,14 @@ async function main(): Promise<void> {
     metricsInterval: Number(env.FLAGS_METRICS_INTERVAL ?? 10_000),
     logLevel: settings.logLevel as never,
     enableAllEndpoint: true,
+    publicSecrets,
   });
   const proxyUrl = await proxy.app.listen({ port: settings.proxyPort, host: proxy.config.host });
   const localProxy = proxyUrl.replace(/\/\/[^:/]+/, '//localhost');
 
   console.log(
     [
-      '',
+      // The first line of the first screen (nothing is logged before it).
       `flags is running (${seeded ? 'demo flags imported' : `data reused from ${settings.dataDir}`})`,
       '',
       `  flags-proxy   ${localProxy}/proxy          client key: ${settings.clientKey}`,
@@ -65,8 +76,8 @@ async function main(): Promise<void> {
       `  web UI        ${serverUrl}/              user: ${demoUser.username}  password: ${demoUser.password}`,
       `  insights      ${serverUrl}/insights`,
       '',
-      `These tokens and the key are for this demo only (data in ${settings.dataDir});`,
-      'never use them elsewhere. `npx flags-server` keeps its data in ./data and knows none of them.',
+      'These tokens, the key and the password are public (here and in the docs): demo only, never use them elsewhere.',
+      `Data in ${settings.dataDir}; \`npx flags-server\` keeps its data in ./data and knows none of them.`,
       '',
       'Try it:',
       `  curl -g -H 'Authorization: ${settings.clientKey}' '${localProxy}/proxy?userId=alice&properties[plan]=premium'`,

@@ -4,10 +4,13 @@ import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { Writable } from 'node:stream';
 import { after, describe, it } from 'node:test';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { promisify } from 'node:util';
+import { createProxy } from '@flags/proxy';
 import { buildApp, loadConfig, openDatabase } from '@flags/server';
+import { pino } from 'pino';
 import { waitUntilHealthy } from '../helpers/processes.js';
 
 const root = new URL('../../', import.meta.url);
@@ -115,10 +118,39 @@ async function runDocumentedCurls(started: Started): Promise<void> {
   }
 }
 
+/** A pino logger whose lines land in `lines`. */
+function capturingLogger() {
+  const lines: { level: number; msg: string }[] = [];
+  const sink = new Writable({
+    write(chunk, _encoding, done) {
+      for (const line of String(chunk).split('\n').filter(Boolean)) lines.push(JSON.parse(line));
+      done();
+    },
+  });
+  return { lines, logger: pino({ level: 'warn' }, sink) };
+}
+
+/** The demo's tokens and key, as `npm start` uses them by default. */
+const DEMO = {
+  admin: '*:*.demo-admin-token',
+  client: 'default:development.demo-client-token',
+  frontend: 'default:development.demo-frontend-token',
+  clientKey: 'demo-client-key',
+};
+
 describe('npm start', () => {
   it('serves the demo flags through the proxy, and reuses its data on the next start', async () => {
     const first = await startDemo();
     try {
+      // The first screen (issue 47): the banner first, no warning about the demo's own keys, one
+      // line saying they are public.
+      assert.match(first.output.split('\n')[0]!, /^flags is running/, first.output);
+      assert.doesNotMatch(first.output, /shorter than|guess|"level":40|WARN/, first.output);
+      assert.equal(
+        first.output.split('\n').filter((line) => /public/.test(line)).length,
+        1,
+        first.output,
+      );
       assert.match(first.output, /demo flags imported/);
       assert.match(
         first.output,
@@ -161,6 +193,41 @@ describe('npm start', () => {
     } finally {
       await assertStops(second);
     }
+  });
+
+  it('warns about the same short keys outside the demo, in a server and a proxy', async () => {
+    const server = capturingLogger();
+    const config = loadConfig(
+      {},
+      {
+        dataDir: undefined,
+        adminTokens: [DEMO.admin],
+        clientTokens: [DEMO.client],
+        frontendTokens: [DEMO.frontend],
+      },
+    );
+    const db = await openDatabase(config);
+    await (await buildApp(config, { db, logger: server.logger })).close();
+    await db.close();
+    assert.equal(
+      server.lines.filter((line) => line.level === 40 && /shorter than 32/.test(line.msg)).length,
+      3,
+      JSON.stringify(server.lines),
+    );
+
+    const proxyLog = capturingLogger();
+    const proxy = await createProxy({
+      flagsUrl: 'http://127.0.0.1:9/api',
+      flagsApiToken: DEMO.client,
+      clientKeys: [DEMO.clientKey],
+      logger: proxyLog.logger,
+    });
+    await proxy.app.close();
+    const warnings = proxyLog.lines.filter((line) => line.level === 40).map((line) => line.msg);
+    assert.ok(
+      warnings.some((msg) => /client keys .* shorter than 32/.test(msg)),
+      warnings.join('\n'),
+    );
   });
 
   it('keeps its data in ./data/demo and says its tokens are demo-only; flags-server on ./data does not know them', async () => {

@@ -97,6 +97,11 @@ export interface AppDeps {
   passwords?: PasswordHasher;
   /** The web UI's bundle (`npm run build`). Default: `dist/ui` of this package. */
   uiDir?: string;
+  /**
+   * Configured secrets that are public on purpose (the demo's well-known tokens, which it says
+   * are public): no warning at start that they are short. Default: none.
+   */
+  publicSecrets?: ReadonlySet<string>;
 }
 
 /** The logger options of `main`: JSON lines or pino-pretty; tokens never logged. */
@@ -184,7 +189,7 @@ export async function buildApp(config: ServerConfig, deps: AppDeps): Promise<Fas
     await db.transaction((tx) =>
       recordClientChanges(tx, true, undefined, config.changeLogEventsPerEnvironment),
     );
-    await applyConfiguredTokens(config, db, tokens, app.log);
+    await applyConfiguredTokens(config, db, tokens, app.log, deps.publicSecrets);
     await tokens.lookupAll([]);
     availability.markLoaded();
   };

@@ -74,6 +74,8 @@ function resolve(options: Options, mode: ProxyMode, named: Named) {
     namePrefix: options.namePrefix,
     tags: options.tags ?? [],
     logger: options.logger,
+    /** Secrets public on purpose (a demo's): no short-secret warning for them. */
+    publicSecrets: new Set(options.publicSecrets ?? []),
     useJsonLogger: options.useJsonLogger,
     logLevel: options.logLevel,
     customStrategies: options.customStrategies ?? [],

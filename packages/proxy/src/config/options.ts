@@ -379,6 +379,11 @@ export const proxySchema = Type.Object(
       env: [],
       doc: 'Custom pino-compatible logger (in-code only); `useJsonLogger` and `logLevel` then have no effect.',
     }),
+    publicSecrets: option(Type.Array(Type.String()), {
+      env: [],
+      secret: true,
+      doc: 'Client keys and tokens that are public on purpose, as a demo’s well-known ones (in-code only): no warning at start that they are short.',
+    }),
     useJsonLogger: option(Type.Boolean(), {
       env: ['JSON_LOGGER', logFormatVariable('LOG_FORMAT')],
       default: false,

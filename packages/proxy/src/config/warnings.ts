@@ -18,17 +18,31 @@ function shortSecrets(what: string, options: string, secrets: readonly string[])
  * What is weak in a configuration that still works: short client keys, server-side tokens or
  * upstream token, which can be guessed; a `trustProxy` that lets any caller choose its address.
  * Warnings, not errors, so existing deployments keep starting. The messages never contain a
- * secret.
+ * secret. Secrets in `publicSecrets` are public on purpose (the demo's, which says so itself), so
+ * their length does not matter (issue 47).
  */
 export function configWarnings(config: ProxyConfig): string[] {
-  const warnings = shortSecrets('client keys', 'clientKeys, proxySecrets', config.clientKeys);
-  if (config.flagsApiToken.length < MIN_SECRET_LENGTH) {
+  const guessable = (secrets: readonly string[]) =>
+    secrets.filter((secret) => !config.publicSecrets.has(secret));
+  const warnings = shortSecrets(
+    'client keys',
+    'clientKeys, proxySecrets',
+    guessable(config.clientKeys),
+  );
+  if (
+    config.flagsApiToken.length < MIN_SECRET_LENGTH &&
+    !config.publicSecrets.has(config.flagsApiToken)
+  ) {
     warnings.push(
       `the upstream token (flagsApiToken) is shorter than ${MIN_SECRET_LENGTH} characters; anyone may guess it`,
     );
   }
   warnings.push(
-    ...shortSecrets('server-side tokens', 'expServerSideSdkConfig.tokens', config.serverSideTokens),
+    ...shortSecrets(
+      'server-side tokens',
+      'expServerSideSdkConfig.tokens',
+      guessable(config.serverSideTokens),
+    ),
   );
   if (config.ofrepEventSecret !== undefined && config.ofrepEventSecret.length < MIN_SECRET_LENGTH) {
     warnings.push(

@@ -245,4 +245,22 @@ describe('configured tokens at start', () => {
       await cleanup();
     }
   });
+
+  it('say nothing about short secrets the caller declares public (the demo), and warn about the others', async () => {
+    const { lines, logger } = capturingLogger('warn');
+    const { db, cleanup } = await backends[0]!.open();
+    const app = await buildApp(
+      testConfig({ adminTokens: ['short-public'], clientTokens: ['*:development.short-private'] }),
+      { db, logger, publicSecrets: new Set(['short-public']) },
+    );
+    try {
+      assert.deepEqual(
+        lines.filter((line) => line.level === 40).map((line) => line.token),
+        ['*:development.shor…'],
+      );
+    } finally {
+      await app.close();
+      await cleanup();
+    }
+  });
 });

@@ -75,7 +75,7 @@ function secretPart(token: string): string {
  * At start: creates the configured tokens; for each token variable that is set, deletes the tokens
  * an earlier value of it created that it no longer lists (a warning naming the variable: a
  * running proxy may hold one); warns about short secrets (a warning, not a refusal: short
- * configured tokens worked before). An unset variable deletes nothing, so a replica started
+ * configured tokens worked before) unless they are in `publicSecrets`. An unset variable deletes nothing, so a replica started
  * without one leaves the others' tokens alone (issue 47); servers sharing a database that set a
  * variable should set it alike, or each start revokes the others' tokens of that kind.
  */
@@ -84,6 +84,7 @@ export async function applyConfiguredTokens(
   db: Database,
   store: TokenStore,
   log: FastifyBaseLogger,
+  publicSecrets: ReadonlySet<string> = new Set(),
 ): Promise<void> {
   const configured = configuredTokens(config);
   const governed = TOKEN_OPTIONS.filter(({ key }) => config[key] !== undefined).map(
@@ -104,7 +105,8 @@ export async function applyConfiguredTokens(
     );
   }
   for (const { secret } of configured) {
-    if (secretPart(secret).length < MIN_SECRET_CHARS) {
+    // A secret public on purpose (the demo's, which says so itself) is no easier to guess short.
+    if (secretPart(secret).length < MIN_SECRET_CHARS && !publicSecrets.has(secret)) {
       log.warn(
         { token: maskToken(secret) },
         `configured token's secret is shorter than ${MIN_SECRET_CHARS} characters: easy to guess; use a long random one`,
