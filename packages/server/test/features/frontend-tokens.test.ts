@@ -163,7 +163,8 @@ for (const backend of backends) {
 
     it('are deleted at start once no longer configured', async () => {
       await app.close();
-      app = await startApp(db);
+      // Configured as an empty list: an unset variable would leave them alone.
+      app = await startApp(db, { frontendTokens: [] });
       const listed = await app.inject({ url: '/api/admin/api-tokens', headers: admin });
       const names = listed.json().tokens.map((token: { tokenName: string }) => token.tokenName);
       assert.ok(!names.includes('frontend (configured)'), names.join(', '));
