@@ -1,6 +1,9 @@
 import { randomBytes } from 'node:crypto';
+import type { Actor } from '../../auth/actor.js';
 import { hashSecret } from '../../auth/secrets.js';
-import type { Queryable } from '../../db/database.js';
+import type { Queryable, Transaction } from '../../db/database.js';
+import { recordEvent } from '../events/event-store.js';
+import { EVENT_TYPES } from '../events/event-types.js';
 
 /**
  * One-time links that set a user's password: `reset` links an Admin makes for a user
@@ -32,29 +35,31 @@ export interface PasswordLinkUser {
 }
 
 /**
- * Makes a link for `userId` and returns its URL under `publicUrl`. Older links of the user stop
- * working: only the newest one an Admin handed out sets the password.
+ * Makes a link for `userId` in the caller's transaction and returns its URL under `publicUrl`;
+ * records `user-password-link-created` (never the secret). Older links of the user stop working:
+ * only the newest one an Admin handed out sets the password.
  */
-export async function createPasswordLink(
-  tx: Queryable,
-  link: { userId: number; kind: PasswordLinkKind; createdBy: string; at: Date; publicUrl: URL },
+export async function issuePasswordLink(
+  tx: Transaction,
+  link: {
+    userId: number;
+    kind: PasswordLinkKind;
+    by: Pick<Actor, 'name' | 'userId'>;
+    at: Date;
+    publicUrl: URL;
+  },
 ): Promise<string> {
+  const { userId, kind, by, at } = link;
   const secret = randomBytes(32).toString('base64url');
-  await tx.query('DELETE FROM password_links WHERE user_id = $1', [link.userId]);
+  await endPasswordLinks(tx, userId);
   await tx.query(
     `INSERT INTO password_links (secret_hash, user_id, kind, created_by, created_at, expires_at)
      VALUES ($1, $2, $3, $4, $5, $6)`,
-    [
-      hashSecret(secret),
-      link.userId,
-      link.kind,
-      link.createdBy,
-      link.at,
-      new Date(link.at.getTime() + LIFETIME_MS[link.kind]),
-    ],
+    [hashSecret(secret), userId, kind, by.name, at, new Date(at.getTime() + LIFETIME_MS[kind])],
   );
+  recordEvent(tx, { type: EVENT_TYPES.userPasswordLinkCreated, by, data: { id: userId, kind } });
   // As invite links: a path in the public URL is kept.
-  return `${link.publicUrl.href.replace(/\/+$/, '')}/${PAGE[link.kind]}?token=${secret}`;
+  return `${link.publicUrl.href.replace(/\/+$/, '')}/${PAGE[kind]}?token=${secret}`;
 }
 
 /**

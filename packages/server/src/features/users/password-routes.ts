@@ -4,15 +4,13 @@ import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { actorOf } from '../../auth/actor.js';
 import type { CredentialChanges } from '../../auth/credential-changes.js';
 import { readSessionCookie } from '../../auth/session-cookie.js';
-import { endSessionsOf } from '../../auth/sessions.js';
 import type { Database } from '../../db/database.js';
 import { ApiError } from '../../errors.js';
-import { recordEvent } from '../events/event-store.js';
-import { EVENT_TYPES } from '../events/event-types.js';
 import type { PasswordHasher } from './password.js';
-import { endPasswordLinks, findPasswordLink } from './password-links.js';
+import { findPasswordLink } from './password-links.js';
 import { passwordProperty } from './routes.js';
-import { getRole, setPasswordHash } from './user-store.js';
+import { setPassword } from './set-password.js';
+import { getRole } from './user-store.js';
 
 export interface PasswordRoutesOptions {
   readonly passwords: PasswordHasher;
@@ -96,17 +94,16 @@ export function passwordRoutes(
       }
       const passwordHash = await passwords.hash(password, request.ip);
       const userId = by.userId;
-      await db.transaction(async (tx) => {
-        await setPasswordHash(tx, userId, passwordHash);
+      await db.transaction((tx) =>
         // The session that changed it stays; every other one ends.
-        await endSessionsOf(tx, userId, readSessionCookie(request));
-        await endPasswordLinks(tx, userId);
-        recordEvent(tx, {
-          type: EVENT_TYPES.userPasswordChanged,
+        setPassword(tx, {
+          userId,
+          passwordHash,
           by,
-          data: { id: userId, changedBy: 'self' },
-        });
-      });
+          changedBy: 'self',
+          keepSession: readSessionCookie(request),
+        }),
+      );
       changes.changed();
       return reply.status(200).send();
     },
@@ -177,14 +174,12 @@ export function passwordRoutes(
         const at = now();
         const user = await findPasswordLink(tx, token, at, true);
         if (!user) throw linkInvalid();
-        await setPasswordHash(tx, user.userId, passwordHash);
-        await endSessionsOf(tx, user.userId);
         // This link and every other of the user's stop working.
-        await endPasswordLinks(tx, user.userId);
-        recordEvent(tx, {
-          type: EVENT_TYPES.userPasswordChanged,
+        await setPassword(tx, {
+          userId: user.userId,
+          passwordHash,
           by: { name: user.username ?? user.email ?? `user ${user.userId}`, userId: user.userId },
-          data: { id: user.userId, changedBy: 'link' },
+          changedBy: 'link',
         });
       });
       changes.changed();

@@ -3,13 +3,13 @@ import { createInvitedUserSchema, roleSchema, type User, userSchema } from '@fla
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { actorOf } from '../../auth/actor.js';
 import type { CredentialChanges } from '../../auth/credential-changes.js';
-import { endSessionsOf } from '../../auth/sessions.js';
 import type { Database, Queryable } from '../../db/database.js';
 import { ApiError } from '../../errors.js';
 import { recordEvent } from '../events/event-store.js';
 import { EVENT_TYPES } from '../events/event-types.js';
 import type { PasswordHasher } from './password.js';
-import { createPasswordLink, endPasswordLinks } from './password-links.js';
+import { issuePasswordLink } from './password-links.js';
+import { setPassword } from './set-password.js';
 import {
   createUser,
   deleteUser,
@@ -21,7 +21,6 @@ import {
   listRoles,
   listUsers,
   lockAdminCount,
-  setPasswordHash,
   setRootRole,
   updateUserDetails,
   userClash,
@@ -154,18 +153,12 @@ export function userRoutes(
           recordEvent(tx, { type: EVENT_TYPES.userCreated, by, data: created });
           // Without a password, the answer carries the link where the user sets one.
           if (passwordHash !== null) return created;
-          const kind = 'welcome';
-          const link = await createPasswordLink(tx, {
+          const link = await issuePasswordLink(tx, {
             userId: created.id,
-            kind,
-            createdBy: by.name,
+            kind: 'welcome',
+            by,
             at,
             publicUrl,
-          });
-          recordEvent(tx, {
-            type: EVENT_TYPES.userPasswordLinkCreated,
-            by,
-            data: { id: created.id, kind },
           });
           return { ...created, inviteLink: link };
         });
@@ -255,15 +248,7 @@ export function userRoutes(
       const by = actorOf(request);
       await db.transaction(async (tx) => {
         await existingUser(tx, id);
-        await setPasswordHash(tx, id, passwordHash);
-        // Whoever knew the old password is signed out everywhere; older links stop working.
-        await endSessionsOf(tx, id);
-        await endPasswordLinks(tx, id);
-        recordEvent(tx, {
-          type: EVENT_TYPES.userPasswordChanged,
-          by,
-          data: { id, changedBy: 'admin' },
-        });
+        await setPassword(tx, { userId: id, passwordHash, by, changedBy: 'admin' });
       });
       changes.changed();
       return reply.status(200).send();
@@ -300,22 +285,9 @@ export function userRoutes(
       );
       if (!found) throw new ApiError('NOT_FOUND', `Could not find ${wanted}.`);
       const by = actorOf(request);
-      const kind = 'reset';
-      const resetPasswordUrl = await db.transaction(async (tx) => {
-        const url = await createPasswordLink(tx, {
-          userId: found.id,
-          kind,
-          createdBy: by.name,
-          at: now(),
-          publicUrl,
-        });
-        recordEvent(tx, {
-          type: EVENT_TYPES.userPasswordLinkCreated,
-          by,
-          data: { id: found.id, kind },
-        });
-        return url;
-      });
+      const resetPasswordUrl = await db.transaction((tx) =>
+        issuePasswordLink(tx, { userId: found.id, kind: 'reset', by, at: now(), publicUrl }),
+      );
       return { resetPasswordUrl };
     },
   );
