@@ -8,7 +8,7 @@ const OTHER_SHORT_KEY = 'another-short-key';
 const SHORT_TOKEN = 'short-upstream';
 
 describe('configWarnings and publicSecrets', () => {
-  it('leaves out only the secrets declared public; the same short secrets otherwise warn (issue 47)', () => {
+  it('leaves out only the secrets declared public; the same short secrets otherwise warn', () => {
     const options = {
       flagsUrl: 'http://127.0.0.1:9/api',
       flagsApiToken: SHORT_TOKEN,

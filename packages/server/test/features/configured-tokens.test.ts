@@ -121,7 +121,7 @@ for (const backend of backends) {
       }
     });
 
-    it('a replica started without a token variable deletes none of that variable’s tokens (issue 47)', async () => {
+    it('a replica started without a token variable deletes none of that variable’s tokens', async () => {
       const storage = await persistentDatabase(backend);
       try {
         let db = await storage.open();
