@@ -362,7 +362,7 @@ export function backstageRoutes(
           200: { description: '`{"status":"READY"}`', ...statusBody('READY') },
           503: {
             description:
-              'A startup environment has no snapshot yet (one whose token the upstream refuses does not count).',
+              'A startup environment has no snapshot yet (one whose token the upstream refuses does not count, unless none holds one).',
             ...notReadyBody,
           },
         },
