@@ -310,12 +310,13 @@ export async function heapAfterGc(): Promise<number> {
 }
 
 export interface ErrorShape {
+  readonly code: string;
   readonly name: string;
   readonly message: string;
   readonly details: readonly { readonly message: string }[];
 }
 
-/** True when `text` is the JSON error shape `{ name, message, details: [{ message }] }`. */
+/** True when `text` is the JSON error shape `{ code, name, message, details: [{ message }] }`. */
 export function isErrorBody(text: string): boolean {
   let body: unknown;
   try {
@@ -327,6 +328,8 @@ export function isErrorBody(text: string): boolean {
   return (
     error !== null &&
     typeof error === 'object' &&
+    typeof error.code === 'string' &&
+    /^[A-Z][A-Z0-9_]*$/.test(error.code) &&
     typeof error.name === 'string' &&
     typeof error.message === 'string' &&
     Array.isArray(error.details) &&

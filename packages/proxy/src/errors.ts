@@ -10,12 +10,18 @@ import type { FastifyError, FastifyInstance } from 'fastify';
 
 /**
  * The one catalogue of JSON errors flags-proxy answers with. Routes throw `new ProxyError(code)`;
- * the one handler below writes `{ name, message, details: [{ message }] }`. The plain-text answers
- * fixed by the wire contract (503 `Not Ready`, 401 `Unauthorized`, the 501 of `/proxy/all`) are
- * written by their hooks and routes directly.
+ * the one handler below writes `{ code, name, message, details: [{ message }] }`, `code` being the
+ * key here. The plain-text answers fixed by the wire contract (503 `Not Ready`, 401 `Unauthorized`
+ * on `/proxy` and OFREP for any key problem, the 501 of `/proxy/all`) are written by their hooks
+ * and routes directly, and carry no code.
  */
 export const errorCatalogue = {
   ...servingErrors,
+  HOST_REQUIRED: {
+    status: 400,
+    name: 'BadRequestError',
+    message: 'A redirect to HTTPS needs a Host header naming this server.',
+  },
   NO_TOKEN: {
     status: 401,
     name: 'AuthenticationRequired',

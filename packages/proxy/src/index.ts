@@ -50,6 +50,7 @@ export {
   proxySchema,
 } from './config/options.js';
 export { edgeVariableReaders } from './config/own-variables.js';
+export { type ErrorCode, errorCatalogue } from './errors.js';
 export { offlineSchema } from './offline/options.js';
 export { FileBackup } from './sync/backup-file.js';
 export { RedisBackup } from './sync/backup-redis.js';

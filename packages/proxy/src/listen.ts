@@ -2,6 +2,7 @@ import * as http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { FastifyInstance } from 'fastify';
 import type { ProxyConfig } from './config/load.js';
+import { ERROR_CONTENT_TYPE, errorBody, ProxyError } from './errors.js';
 
 /**
  * Makes a built app listen as Unleash Edge 20 does: plain HTTP on `port`; or, with `tls.enable`
@@ -57,10 +58,10 @@ export function redirectToHttps(httpsPort: number): http.RequestListener {
   return (request, response) => {
     const host = HOST_HEADER.exec(request.headers.host ?? '')?.[1];
     if (host === undefined) {
-      const message = 'A redirect to HTTPS needs a Host header naming this server.';
+      const error = new ProxyError('HOST_REQUIRED');
       response
-        .writeHead(400, { 'content-type': 'application/json; charset=utf-8', connection: 'close' })
-        .end(JSON.stringify({ name: 'BadRequestError', message, details: [{ message }] }));
+        .writeHead(error.status, { 'content-type': ERROR_CONTENT_TYPE, connection: 'close' })
+        .end(JSON.stringify(errorBody(error)));
       return;
     }
     response

@@ -214,7 +214,7 @@ describe('TLS', () => {
     it('answers 400 to a request without a usable Host', async () => {
       const noHost = await raw(httpPort, 'GET /proxy HTTP/1.0\r\n\r\n');
       assert.match(noHost, /^HTTP\/1\.1 400 /);
-      assert.match(noHost, /"name":"BadRequestError"/);
+      assert.match(noHost, /"code":"HOST_REQUIRED","name":"BadRequestError"/);
       const odd = await get(`http://127.0.0.1:${httpPort}/`, { headers: { host: 'a b@evil' } });
       assert.equal(odd.status, 400);
     });

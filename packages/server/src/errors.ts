@@ -4,7 +4,8 @@ import { isDatabaseUnreachable } from './db/availability.js';
 
 /**
  * The one catalogue of errors flags-server answers with. Routes throw `new ApiError(code, …)`;
- * the one error handler below writes `{ name, message, details: [{ message }] }`.
+ * the one error handler below writes `{ code, name, message, details: [{ message }] }`, `code` being
+ * the key here.
  */
 export const errorCatalogue = {
   BAD_DATA: { status: 400, name: 'BadDataError', message: 'The request is invalid.' },

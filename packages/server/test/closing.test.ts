@@ -39,6 +39,7 @@ describe('flags-server while closing', () => {
       assert.match(head, /\r\ncontent-type: application\/json/i);
       assert.match(head, /\r\nx-content-type-options: nosniff\r\n/i);
       assert.deepEqual(JSON.parse(body), {
+        code: 'SHUTTING_DOWN',
         name: 'ServiceUnavailableError',
         message: 'The server is shutting down: send the request to another instance, or retry.',
         details: [

@@ -155,19 +155,22 @@ describe('configuration', () => {
     );
   });
 
-  it('documents every error of the catalogue, and nothing else', () => {
-    const documented = new Set(
-      section('reference/errors.md', 'server-errors')
-        .split('\n')
-        .filter((line) => line.startsWith('| `'))
-        .map((line) => {
-          const [, name, status] = /^\| `(\w+)` \| (\d+)/.exec(line)!;
-          return `${name} ${status}`;
-        }),
+  it('documents every code of the catalogue once, with its name and status, and nothing else', () => {
+    const documented = section('reference/errors.md', 'server-errors')
+      .split('\n')
+      .filter((line) => line.startsWith('| `'))
+      .map((line) => {
+        // | `Name` | status | `CODE` | when |
+        const row = /^\| `(\w+)` \| (\d{3}) \| `(\w+)` \| (.+) \|$/.exec(line);
+        assert.ok(row, `a well-formed row: ${line}`);
+        const [, name, status, code, when] = row;
+        assert.ok(when?.trim(), `${code} says when it is answered`);
+        return `${code} ${name} ${status}`;
+      });
+    const catalogue = Object.entries(errorCatalogue).map(
+      ([code, entry]) => `${code} ${entry.name} ${entry.status}`,
     );
-    const catalogue = new Set(
-      Object.values(errorCatalogue).map((entry) => `${entry.name} ${entry.status}`),
-    );
+    assert.equal(new Set(documented).size, documented.length, 'each code once');
     assert.deepEqual([...documented].sort(), [...catalogue].sort());
   });
 });

@@ -62,7 +62,7 @@ export const servingErrors = {
 export type ServingErrorCode = keyof typeof servingErrors;
 
 /**
- * An error answered with the JSON error shape `{ name, message, details: [{ message }] }`: the
+ * An error answered with the JSON error shape `{ code, name, message, details: [{ message }] }`: the
  * shared type of both services' catalogued errors. The serving library throws it with its own
  * codes (`servingError`); a service may extend it with a catalogue of its own.
  */
@@ -86,9 +86,10 @@ export function servingError(code: ServingErrorCode, details?: readonly string[]
   return new ServingError(code, servingErrors[code], details);
 }
 
-/** The JSON body of an error answer. */
+/** The JSON body of an error answer; `code` is the catalogue's key, the same field in every service. */
 export function errorBody(error: ServingError): ErrorBody {
   return {
+    code: error.code,
     name: error.name,
     message: error.message,
     details: error.details.map((message) => ({ message })),

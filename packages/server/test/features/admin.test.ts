@@ -70,6 +70,7 @@ for (const backend of backends) {
       const again = await post('/api/admin/projects', { id: 'mobile' });
       assert.equal(again.statusCode, 409);
       assert.deepEqual(again.json(), {
+        code: 'NAME_EXISTS',
         name: 'NameExistsError',
         message: 'Project "mobile" already exists.',
         details: [{ message: 'Project "mobile" already exists.' }],
@@ -177,6 +178,7 @@ for (const backend of backends) {
       });
       assert.equal(unknownProject.statusCode, 400);
       assert.deepEqual(unknownProject.json(), {
+        code: 'BAD_DATA',
         name: 'BadDataError',
         message: 'Project "nope" does not exist.',
         details: [{ message: 'Project "nope" does not exist.' }],
@@ -302,6 +304,7 @@ for (const backend of backends) {
       assert.equal(again.statusCode, 404);
       assert.deepEqual(await dump(db), archivedState);
       assert.deepEqual(again.json(), {
+        code: 'NOT_FOUND',
         name: 'NotFoundError',
         message: 'There is no active feature "to-archive" in project "default".',
         details: [{ message: 'There is no active feature "to-archive" in project "default".' }],

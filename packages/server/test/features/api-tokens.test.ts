@@ -57,7 +57,7 @@ for (const backend of backends) {
         assert.equal(response.statusCode, status, `${url} ${JSON.stringify(headers)}`);
         if (status >= 400) {
           const body = response.json();
-          assert.deepEqual(Object.keys(body), ['name', 'message', 'details']);
+          assert.deepEqual(Object.keys(body), ['code', 'name', 'message', 'details']);
           assert.equal(body.details[0].message, body.message);
         }
       }

@@ -208,7 +208,7 @@ for (const backend of backends) {
         const label = JSON.stringify(payload).slice(0, 100);
         assert.equal(response.statusCode, 400, label);
         assert.equal(response.json().name, 'BadDataError', label);
-        assert.deepEqual(Object.keys(response.json()), ['name', 'message', 'details']);
+        assert.deepEqual(Object.keys(response.json()), ['code', 'name', 'message', 'details']);
       }
       const tooLarge = await bulk(
         JSON.stringify({ applications: [], metrics: [], padding: 'x'.repeat(2 * 1024 * 1024) }),

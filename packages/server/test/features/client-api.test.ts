@@ -310,6 +310,7 @@ for (const backend of backends) {
       const foreign = await get('/api/client/features/dark-mode', mobile);
       assert.equal(foreign.statusCode, 404);
       assert.deepEqual(foreign.json(), {
+        code: 'NOT_FOUND',
         name: 'NotFoundError',
         message: 'Could not find feature flag dark-mode',
         details: [{ message: 'Could not find feature flag dark-mode' }],
@@ -577,7 +578,7 @@ for (const backend of backends) {
           payload,
         });
         assert.equal(response.statusCode, 400, JSON.stringify(payload));
-        assert.deepEqual(Object.keys(response.json()), ['name', 'message', 'details']);
+        assert.deepEqual(Object.keys(response.json()), ['code', 'name', 'message', 'details']);
       }
       const broken = await app.inject({
         method: 'POST',

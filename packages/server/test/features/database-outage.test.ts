@@ -224,7 +224,7 @@ if (postgresUrl) {
       const rejected = await importFlags(app, ['outage-a', 'outage-b']);
       assert.equal(rejected.statusCode, 503, rejected.body);
       const error = rejected.json();
-      assert.deepEqual(Object.keys(error), ['name', 'message', 'details']);
+      assert.deepEqual(Object.keys(error), ['code', 'name', 'message', 'details']);
       assert.equal(error.name, 'ServiceUnavailableError');
       assert.match(error.message, /database is unreachable/);
       const project = await app.inject({
@@ -367,6 +367,7 @@ if (postgresUrl) {
         const notReady = await app.inject({ url: '/ready' });
         assert.equal(notReady.statusCode, 503);
         assert.deepEqual(notReady.json(), {
+          code: 'NOT_READY',
           name: 'ServiceUnavailableError',
           message:
             'flags-server has not loaded its configuration from the database yet; it keeps retrying.',

@@ -142,7 +142,7 @@ for (const backend of backends) {
       for (const [index, [payload, status]] of cases.entries()) {
         const response = await validate(payload, `10.0.1.${index}`);
         assert.equal(response.statusCode, status, JSON.stringify(payload).slice(0, 80));
-        assert.deepEqual(Object.keys(response.json()), ['name', 'message', 'details']);
+        assert.deepEqual(Object.keys(response.json()), ['code', 'name', 'message', 'details']);
       }
       const most = Array.from({ length: MAX_VALIDATE_TOKENS }, (_, i) => `*:development.${i}`);
       const full = await validate({ tokens: [...most.slice(1), DEV_TOKEN] }, '10.0.0.3');

@@ -269,6 +269,7 @@ for (const backend of backends) {
         const missing = await call({ url, token: DEV_FRONTEND });
         assert.equal(missing.statusCode, 404, url);
         assert.deepEqual(missing.json(), {
+          code: 'NOT_FOUND',
           name: 'NotFoundError',
           message: 'No enabled feature of that name for this token.',
           details: [{ message: 'No enabled feature of that name for this token.' }],

@@ -81,6 +81,7 @@ for (const backend of backends) {
         const response = await create({ tokenName: 'x', type: 'frontend', ...scope });
         assert.equal(response.statusCode, 400, JSON.stringify(scope));
         assert.deepEqual(response.json(), {
+          code: 'BAD_DATA',
           name: 'BadDataError',
           message,
           details: [{ message }],

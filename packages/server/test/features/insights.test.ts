@@ -303,7 +303,7 @@ for (const backend of backends) {
         const response = await insights(query);
         assert.equal(response.statusCode, 400, query);
         const body = response.json();
-        assert.deepEqual(Object.keys(body), ['name', 'message', 'details']);
+        assert.deepEqual(Object.keys(body), ['code', 'name', 'message', 'details']);
         assert.equal(body.name, 'BadDataError');
       }
     });

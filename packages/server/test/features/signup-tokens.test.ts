@@ -109,7 +109,7 @@ for (const backend of backends) {
     const assertError = (response: { statusCode: number; json(): unknown }, status: number) => {
       assert.equal(response.statusCode, status);
       const body = response.json() as { name: string; message: string; details: unknown[] };
-      assert.deepEqual(Object.keys(body), ['name', 'message', 'details']);
+      assert.deepEqual(Object.keys(body), ['code', 'name', 'message', 'details']);
       assert.ok(body.details.length > 0);
       return body;
     };
@@ -592,6 +592,7 @@ describe('public signup rate limit', () => {
       assert.equal(limited.statusCode, 429);
       assert.ok(Number(limited.headers['retry-after']) > 0, 'Retry-After in seconds');
       assert.deepEqual(limited.json(), {
+        code: 'RATE_LIMITED',
         name: 'RateLimitError',
         message: 'Too many requests from this address; try again in a minute.',
         details: [{ message: 'Too many requests from this address; try again in a minute.' }],

@@ -7,7 +7,11 @@ import { migrations } from '../../src/db/migrations/index.js';
 import { createUser as insertUser, userClash } from '../../src/features/users/user-store.js';
 import { admin, backends, dump, startApp } from '../helpers.js';
 
-const TAKEN = { name: 'NameExistsError', message: 'A user with this username already exists.' };
+const TAKEN = {
+  code: 'USERNAME_EXISTS',
+  name: 'NameExistsError',
+  message: 'A user with this username already exists.',
+};
 
 for (const backend of backends) {
   describe(`usernames on ${backend.name}`, () => {
