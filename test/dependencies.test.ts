@@ -2,7 +2,6 @@ import assert from 'node:assert/strict';
 import { readdirSync, readFileSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, it } from 'node:test';
-import { refusingNode } from './helpers/engines.js';
 
 const root = new URL('..', import.meta.url).pathname;
 
@@ -102,41 +101,4 @@ describe('workspace dependencies point one way', () => {
       assert.deepEqual([...imported], [], 'imports');
     });
   }
-});
-
-// The README's Node.js requirement is the root's `engines`: every package installed, in
-// development (`npm ci`) or in production (the packed packages' install, test/e2e), accepts the
-// oldest Node.js it names, so neither prints `EBADENGINE` there.
-describe('the Node.js requirement', () => {
-  const manifest = JSON.parse(readFileSync(join(root, 'package.json'), 'utf8')) as {
-    engines: { node: string };
-  };
-
-  it('is every package’s', () => {
-    for (const name of readdirSync(join(root, 'packages'))) {
-      const own = JSON.parse(readFileSync(join(root, 'packages', name, 'package.json'), 'utf8'));
-      assert.deepEqual(own.engines, manifest.engines, `packages/${name}`);
-    }
-  });
-
-  it('is met by every package the lockfile installs, run-time and development alike', () => {
-    assert.deepEqual(refusingNode(join(root, 'package-lock.json'), manifest.engines.node), []);
-  });
-
-  it('is the one the README, getting started, deployment and CONTRIBUTING give', () => {
-    const oldest = manifest.engines.node.replace(/^>=\s*/, '');
-    for (const page of [
-      'README.md',
-      'docs/getting-started.md',
-      'docs/deployment.md',
-      'CONTRIBUTING.md',
-    ]) {
-      const text = readFileSync(join(root, page), 'utf8').replace(/\s+/g, ' ');
-      const stated = [...text.matchAll(/Node\.js (?:\| )?(\d+(?:\.\d+)*) or newer/g)].map(
-        (m) => m[1],
-      );
-      assert.ok(stated.length > 0, `${page} says which Node.js it needs`);
-      assert.deepEqual([...new Set(stated)], [oldest], page);
-    }
-  });
 });

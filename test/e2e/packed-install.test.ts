@@ -6,7 +6,6 @@ import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
-import { refusingNode } from '../helpers/engines.js';
 import { freePort, type SpawnedEntry, waitUntilHealthy } from '../helpers/processes.js';
 
 /**
@@ -194,13 +193,6 @@ describe('packed packages installed without dev dependencies', () => {
         .sort(),
       ['flags-proxy', 'flags-server'],
     );
-  });
-
-  it('installs only packages that accept the oldest Node.js of the packages’ engines (no EBADENGINE there)', () => {
-    const lock = join(installed, 'package-lock.json');
-    // Not vacuous: the lock records the engines of what it installs (many refuse Node.js 1).
-    assert.ok(refusingNode(lock, '>=1.0.0', true).length > 0, 'the install lock records engines');
-    assert.deepEqual(refusingNode(lock, rootManifest.engines.node ?? '', true), []);
   });
 
   it('flags-server (PGlite) and flags-proxy edge from the install serve an imported flag, probe healthy and exit 0 on SIGTERM', async () => {
