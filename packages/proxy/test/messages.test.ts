@@ -167,6 +167,25 @@ describe('a wrong upstream URL is diagnosed apart from a refused token', () => {
   });
 });
 
+describe('an upstream whose API has another layout', () => {
+  it('GitLab-like /api/v4/…/unleash/<id> refusing the token: a token problem, not a missing /api', async () => {
+    const { root } = await upstream((_path, _request, response) => {
+      response.writeHead(401, { 'content-type': 'application/json' });
+      response.end('{"message":"401 Unauthorized"}');
+    });
+    const log = await pollOnce(
+      loadConfig({
+        ...base,
+        FLAGS_URL: `${root}/api/v4/feature_flags/unleash/42`,
+        FLAGS_API_TOKEN: TOKEN,
+      }),
+    );
+    const text = problems(log);
+    assert.match(text, /rejected the API token \(401\): check FLAGS_API_TOKEN/);
+    assert.doesNotMatch(text, /has no \/api/);
+  });
+});
+
 describe('a refused token is named as the operator wrote it', () => {
   const refusing: Answerer = (_path, _request, response) => {
     response.writeHead(401, { 'content-type': 'application/json' });

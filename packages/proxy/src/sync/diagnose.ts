@@ -39,13 +39,16 @@ export function upstreamUrlProblem(
   const what = answer.html ? `an HTML page (${answer.status})` : String(answer.status);
   const asked = `${featuresUrl.origin}${featuresUrl.pathname}`;
   const apis = trailingApis(config.flagsUrl);
-  if (apis === 0)
+  // An `api` segment elsewhere in the path is another server's layout (GitLab's
+  // `/api/v4/feature_flags/unleash/<id>`): its 401 or 404 is not a missing `/api`.
+  const apiInPath = config.flagsUrl.pathname.split('/').includes('api');
+  if (apis === 0 && !apiInPath)
     return `upstream answered ${what} at ${asked}: ${name} has no /api, where Unleash's client API is: set ${name} to ${rootOf(config.flagsUrl, '/api')}`;
   if (apis > 1)
     return addsApi
       ? `upstream answered ${what} at ${asked}: ${name} ends in /api, and flags-proxy adds /api to it as Unleash Edge does: set ${name} to ${rootOf(config.flagsUrl)} (the server's root URL)`
       : `upstream answered ${what} at ${asked}: ${name} has /api twice: set ${name} to ${rootOf(config.flagsUrl, '/api')}`;
-  if (!answer.html && answer.status !== 404) return undefined;
+  if (apis === 0 || (!answer.html && answer.status !== 404)) return undefined;
   const example = addsApi
     ? "its root URL, as its SDKs' URL without /api (http://unleash:4242)"
     : 'the URL its SDKs use (http://unleash:4242/api)';
