@@ -59,6 +59,30 @@ export function spawnCommand(
   return { child, exited, output: () => output };
 }
 
+/**
+ * The exit status of `entry` once it exits, or `'still running'` when it has not within
+ * `timeoutMs`: it is then stopped (SIGTERM) before this returns. For commands that should exit at
+ * once and might instead start a server.
+ */
+export async function exitStatusWithin(
+  entry: SpawnedEntry,
+  timeoutMs: number,
+): Promise<number | null | 'still running'> {
+  let timer: NodeJS.Timeout | undefined;
+  const status = await Promise.race([
+    entry.exited,
+    new Promise<'still running'>((resolve) => {
+      timer = setTimeout(() => resolve('still running'), timeoutMs);
+    }),
+  ]);
+  clearTimeout(timer);
+  if (status === 'still running') {
+    entry.child.kill('SIGTERM');
+    await entry.exited;
+  }
+  return status;
+}
+
 export interface HealthWait {
   /** Give up after this long (default 30 s). */
   readonly timeoutMs?: number;

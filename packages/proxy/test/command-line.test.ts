@@ -4,7 +4,7 @@ import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import { describe, it } from 'node:test';
 import { fileURLToPath } from 'node:url';
-import { spawnCommand } from '../../../test/helpers/processes.js';
+import { exitStatusWithin, spawnCommand } from '../../../test/helpers/processes.js';
 
 const MAIN = fileURLToPath(new URL('../src/main.ts', import.meta.url));
 const VERSION = (
@@ -21,18 +21,7 @@ async function run(args: readonly string[], env: Record<string, string> = {}) {
     ['--conditions=source', '--import', 'tsx', MAIN, ...args],
     env,
   );
-  let timer: NodeJS.Timeout | undefined;
-  const status = await Promise.race([
-    command.exited,
-    new Promise<'still running'>((resolve) => {
-      timer = setTimeout(() => resolve('still running'), 20_000);
-    }),
-  ]);
-  clearTimeout(timer);
-  if (status === 'still running') {
-    command.child.kill('SIGTERM');
-    await command.exited;
-  }
+  const status = await exitStatusWithin(command, 20_000);
   return { status, output: command.output() };
 }
 

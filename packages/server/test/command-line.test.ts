@@ -7,7 +7,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, describe, it } from 'node:test';
 import { fileURLToPath } from 'node:url';
-import { freePort, spawnCommand } from '../../../test/helpers/processes.js';
+import { exitStatusWithin, freePort, spawnCommand } from '../../../test/helpers/processes.js';
 
 const MAIN = fileURLToPath(new URL('../src/main.ts', import.meta.url));
 const VERSION = (
@@ -31,18 +31,7 @@ async function run(args: readonly string[], name: string) {
     ['--conditions=source', '--import', 'tsx', MAIN, ...args],
     { DATA_DIR: dataDir, PORT: String(await freePort()), SERVER_HOST: '127.0.0.1' },
   );
-  let timer: NodeJS.Timeout | undefined;
-  const status = await Promise.race([
-    command.exited,
-    new Promise<'still running'>((resolve) => {
-      timer = setTimeout(() => resolve('still running'), 20_000);
-    }),
-  ]);
-  clearTimeout(timer);
-  if (status === 'still running') {
-    command.child.kill('SIGTERM');
-    await command.exited;
-  }
+  const status = await exitStatusWithin(command, 20_000);
   return { status, output: command.output(), createdDataDir: existsSync(dataDir) };
 }
 
