@@ -2,12 +2,10 @@ import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { after, before, describe, it } from 'node:test';
-import { buildApp, type Database, loadConfig, openDatabase } from '@flags/server';
-import type { FastifyInstance } from 'fastify';
 import type { Browser, Page } from 'playwright-core';
-import { buildUi } from '../../scripts/build-ui.js';
 import { adminRequest } from '../../scripts/demo/seed.js';
 import { launchChromium, noChromium } from '../helpers/chromium.js';
+import { startUiServer, type UiServer } from '../helpers/ui-server.js';
 
 const ADMIN = '*:*.e2e-accounts-admin';
 const HOUR = 3_600_000;
@@ -25,24 +23,19 @@ const AXE = readFileSync(createRequire(import.meta.url).resolve('axe-core/axe.mi
  * a welcome link of a user made without a password, a reset link. None needs a session.
  */
 describe('account links in Chromium', { skip: noChromium }, () => {
-  let db: Database;
-  let server: FastifyInstance;
+  let server: UiServer | undefined;
   let serverUrl: string;
   let browser: Browser;
 
   before(async () => {
-    await buildUi();
-    const config = loadConfig({}, { port: 0, host: '127.0.0.1', adminTokens: [ADMIN] });
-    db = await openDatabase({ databaseUrl: undefined, dataDir: undefined });
-    server = await buildApp(config, { db, logger: false });
-    serverUrl = await server.listen({ port: 0, host: '127.0.0.1' });
+    server = await startUiServer(ADMIN);
+    serverUrl = server.url;
     browser = await launchChromium();
   });
 
   after(async () => {
     await browser?.close();
     await server?.close();
-    await db?.close();
   });
 
   const admin = (method: string, path: string, body?: unknown) =>
@@ -208,7 +201,9 @@ describe('account links in Chromium', { skip: noChromium }, () => {
       password: 'linus-own-password',
       rootRole: 'Viewer',
     });
-    const before = await db.query('SELECT * FROM users WHERE email = $1', ['linus@example.com']);
+    const before = await server!.db.query('SELECT * FROM users WHERE email = $1', [
+      'linus@example.com',
+    ]);
     const secret = await inviteLink('Editor');
 
     // The answer a new e-mail gets and the answer a taken one gets differ by the cookie only.
@@ -242,7 +237,7 @@ describe('account links in Chromium', { skip: noChromium }, () => {
 
     // Nothing about Linus changed: his own password still works, the other one does not.
     assert.deepEqual(
-      await db.query('SELECT * FROM users WHERE email = $1', ['linus@example.com']),
+      await server!.db.query('SELECT * FROM users WHERE email = $1', ['linus@example.com']),
       before,
     );
     const login = (password: string) =>

@@ -1,11 +1,9 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
-import { buildApp, type Database, loadConfig, openDatabase } from '@flags/server';
-import type { FastifyInstance } from 'fastify';
 import type { Browser, Page } from 'playwright-core';
-import { buildUi } from '../../scripts/build-ui.js';
 import { adminRequest } from '../../scripts/demo/seed.js';
 import { launchChromium, noChromium } from '../helpers/chromium.js';
+import { startUiServer, type UiServer } from '../helpers/ui-server.js';
 
 const ADMIN = '*:*.e2e-logout-admin';
 const HOUR = 3_600_000;
@@ -17,30 +15,21 @@ const SHOTS = '/tmp/flags-ui-';
  * a user an Admin deleted. Each time the cookie the browser held opens nothing afterwards.
  */
 describe('the end of a session in Chromium', { skip: noChromium }, () => {
-  let db: Database;
-  let server: FastifyInstance;
+  let server: UiServer | undefined;
   let serverUrl: string;
   let browser: Browser;
   /** The server's clock runs this far ahead of the machine's (expiry without waiting). */
   let aheadMs = 0;
 
   before(async () => {
-    await buildUi();
-    const config = loadConfig({}, { port: 0, host: '127.0.0.1', adminTokens: [ADMIN] });
-    db = await openDatabase({ databaseUrl: undefined, dataDir: undefined });
-    server = await buildApp(config, {
-      db,
-      logger: false,
-      now: () => new Date(Date.now() + aheadMs),
-    });
-    serverUrl = await server.listen({ port: 0, host: '127.0.0.1' });
+    server = await startUiServer(ADMIN, { now: () => new Date(Date.now() + aheadMs) });
+    serverUrl = server.url;
     browser = await launchChromium();
   });
 
   after(async () => {
     await browser?.close();
     await server?.close();
-    await db?.close();
   });
 
   const password = (username: string) => `${username}-password-long-enough`;
