@@ -80,14 +80,20 @@ describe('packed packages installed without dev dependencies', () => {
   const folder = mkdtempSync(join(tmpdir(), 'flags-packed-'));
   const installed = join(folder, 'install');
   let packed: PackEntry[];
+  let installOutput = '';
 
   before(async () => {
     // Builds once, packs, installs; the npm cache and the registry give the dependencies.
-    await run(process.execPath, [join(ROOT, 'scripts/pack-install.mjs'), installed], {
-      cwd: ROOT,
-      env: npmEnv(),
-      maxBuffer: 64 * 1024 * 1024,
-    });
+    const install = await run(
+      process.execPath,
+      [join(ROOT, 'scripts/pack-install.mjs'), installed],
+      {
+        cwd: ROOT,
+        env: npmEnv(),
+        maxBuffer: 64 * 1024 * 1024,
+      },
+    );
+    installOutput = `${install.stdout}${install.stderr}`;
     const { stdout } = await run('npm', ['pack', '--dry-run', '--json', '--workspaces'], {
       cwd: ROOT,
       env: npmEnv(),
@@ -192,6 +198,31 @@ describe('packed packages installed without dev dependencies', () => {
         .filter((bin) => bin.startsWith('flags-'))
         .sort(),
       ['flags-proxy', 'flags-server'],
+    );
+  });
+
+  it('installs every dependency at the version the workspace lockfile holds, without an engine warning', () => {
+    type Lock = { packages: Record<string, { version?: string }> };
+    const workspace = readJson<Lock>(join(ROOT, 'package-lock.json')).packages;
+    const install = readJson<Lock>(join(installed, 'package-lock.json')).packages;
+    const differing: string[] = [];
+    let compared = 0;
+    for (const where of Object.keys(install)) {
+      if (where === '' || /^node_modules\/@flags\/[^/]+$/.test(where)) continue;
+      // A package nested under a workspace package sits under its folder in the workspace.
+      const inWorkspace = where.replace(/^node_modules\/@flags\/([^/]+)/, 'packages/$1');
+      const version = readJson<Manifest>(join(installed, where, 'package.json')).version;
+      compared += 1;
+      if (workspace[inWorkspace]?.version !== version) {
+        differing.push(`${where} ${version} (workspace: ${workspace[inWorkspace]?.version})`);
+      }
+    }
+    assert.ok(compared > 50, `compared ${compared} installed packages`);
+    assert.deepEqual(differing, [], 'installed versions differ from the tested ones');
+    assert.doesNotMatch(
+      installOutput,
+      /EBADENGINE/,
+      `no engine warning on Node.js ${process.version}`,
     );
   });
 
