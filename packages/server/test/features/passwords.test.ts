@@ -1,6 +1,7 @@
 import assert from 'node:assert/strict';
 import { randomBytes, scryptSync } from 'node:crypto';
 import { after, before, describe, it } from 'node:test';
+import bcrypt from 'bcryptjs';
 import type { FastifyInstance } from 'fastify';
 import { buildApp } from '../../src/app.js';
 import { FairLimit, type LimitFullError } from '../../src/concurrency-limit.js';
@@ -93,6 +94,29 @@ for (const backend of backends) {
       assert.ok(await verifyPassword('correct horse', upgraded));
       assert.equal((await logIn('Ada', 'correct horse'))?.id, id);
       assert.equal(await storedHash(id), upgraded, 'a current hash is kept as it is');
+    });
+
+    for (const prefix of ['$2a$', '$2b$', '$2y$'])
+      it(`verifies a bcrypt hash copied from unleash-server (${prefix}) and rewrites it with scrypt at login`, async () => {
+        const copied = bcrypt.hashSync('unleashed passphrase', 4).replace(/^\$2[aby]\$/, prefix);
+        const [row] = await db.query<{ id: number }>(
+          'INSERT INTO users (username, password_hash) VALUES ($1, $2) RETURNING id',
+          [`bcrypt-user-${prefix[2]}`, copied],
+        );
+        const id = row!.id;
+        assert.equal(await logIn(`bcrypt-user-${prefix[2]}`, 'unleashed passphrasE'), undefined);
+        assert.equal(await storedHash(id), copied, 'a failed login changes nothing');
+        assert.equal((await logIn(`bcrypt-user-${prefix[2]}`, 'unleashed passphrase'))?.id, id);
+        const upgraded = await storedHash(id);
+        assert.match(upgraded, /^scrypt\$131072\$8\$1\$/);
+        assert.ok(await verifyPassword('unleashed passphrase', upgraded));
+      });
+
+    it('refuses a damaged bcrypt hash rather than throwing', async () => {
+      const hash = bcrypt.hashSync('x', 4);
+      assert.equal(await verifyPassword('x', hash), true);
+      assert.equal(await verifyPassword('x', `${hash.slice(0, -1)}.`), false);
+      assert.equal(await verifyPassword('x', hash.slice(0, -1)), false);
     });
   });
 }

@@ -1,5 +1,6 @@
 import { randomBytes, type ScryptOptions, scrypt, timingSafeEqual } from 'node:crypto';
 import { addressShare } from '@flags/serving';
+import bcrypt from 'bcryptjs';
 import { FairLimit, LimitFullError } from '../../concurrency-limit.js';
 import { ApiError } from '../../errors.js';
 
@@ -47,8 +48,22 @@ function parseHash(stored: string) {
   return { cost, salt: Buffer.from(salt, 'base64url'), key: Buffer.from(key, 'base64url') };
 }
 
-/** Constant-time check of `password` against a `hashPassword` result (of any parameters). */
+/**
+ * unleash-server's hashes (`$2a$`, `$2b$`, `$2y$` and their cost, then 53 characters of salt and
+ * hash), which `flags-server migrate from-unleash --database` copies: they verify as they are
+ * and are rewritten with scrypt at the next successful login (`needsRehash`).
+ */
+const BCRYPT_HASH = /^\$2[aby]\$\d{2}\$[./A-Za-z0-9]{53}$/;
+
+/**
+ * Constant-time check of `password` against a `hashPassword` result (of any parameters) or a
+ * bcrypt hash copied from unleash-server.
+ */
 export async function verifyPassword(password: string, stored: string): Promise<boolean> {
+  if (BCRYPT_HASH.test(stored)) {
+    // bcrypt reads only the first 72 bytes of a password, as unleash-server checked it.
+    return bcrypt.compare(password, stored).catch(() => false);
+  }
   const parsed = parseHash(stored);
   if (!parsed || parsed.key.length === 0) return false;
   // Parameters scrypt refuses (a damaged row) make a hash that matches nothing.
