@@ -5,9 +5,27 @@ export class ApiFailure extends Error {
   constructor(
     readonly status: number,
     message: string,
+    /** The error's code (`BAD_DATA`, `IN_USE`, …), when the server sent one. */
+    readonly code?: string,
+    /** Every detail the server gave (a 409 `IN_USE` names each user; a 400 each bad field). */
+    readonly details: readonly ErrorDetail[] = [],
   ) {
     super(message);
   }
+}
+
+/** One entry of an error's `details`; `path` names the field when the server says which. */
+export interface ErrorDetail {
+  readonly message: string;
+  readonly path?: string;
+}
+
+/** Told of every 401 answer: the session ended (expired, logged out elsewhere, user deleted). */
+let onUnauthorized: (() => void) | undefined;
+
+/** Who hears of a 401 answer (the app, which then shows the login page). */
+export function whenUnauthorized(listener: () => void): void {
+  onUnauthorized = listener;
 }
 
 export async function api<T = unknown>(method: string, path: string, body?: unknown): Promise<T> {
@@ -26,6 +44,7 @@ export async function api<T = unknown>(method: string, path: string, body?: unkn
     } catch {
       // Not JSON: the status says enough.
     }
+    if (response.status === 401) onUnauthorized?.();
     throw new ApiFailure(response.status, message);
   }
   return (text ? JSON.parse(text) : undefined) as T;

@@ -1,92 +1,74 @@
-import { useCallback, useContext, useEffect, useState } from 'preact/hooks';
 import { api, enc, get } from '../api.js';
-import { html, LiveContext, messageOf, Notice, SessionContext, useLiveReload } from '../kit.js';
+import { html } from '../kit.js';
+import { listOf, optional, ResourcePage, type ResourceSpec, Usage } from '../resource-page.js';
 import type { ContextField } from '../types.js';
 
-/** Where a context field is used (`GET /api/admin/context/:name/strategies`), when opened. */
-function FieldUsage(props: { name: string }) {
-  const [usage, setUsage] = useState<string>();
-  useEffect(() => {
-    get<{ strategies?: { featureName: string; environment: string }[] }>(
-      `/api/admin/context/${enc(props.name)}/strategies`,
-    ).then(
-      (answer) => {
-        const uses = answer.strategies ?? [];
-        setUsage(
-          uses.length === 0
-            ? 'Not used by any strategy.'
-            : `Used by ${uses.map((use) => `${use.featureName} (${use.environment})`).join(', ')}`,
-        );
-      },
-      (failure: unknown) => setUsage(`Where it is used is not available: ${messageOf(failure)}`),
-    );
-  }, [props.name]);
-  return html`<p class="muted">${usage ?? 'Looking up where it is used…'}</p>`;
-}
+/**
+ * The body of a create or an edit (a PUT sets stickiness and legal values as sent); a legal value
+ * kept keeps its description.
+ */
+const bodyOf = (values: Record<string, unknown>, before?: ContextField) => ({
+  description: optional(values.description) ?? '',
+  stickiness: values.stickiness === true,
+  legalValues: listOf(values.legalValues).map((value) => {
+    const description = before?.legalValues?.find((legal) => legal.value === value)?.description;
+    return description === undefined ? { value } : { value, description };
+  }),
+});
+
+/** Where a field is used (`GET /api/admin/context/:name/strategies`). */
+const usesOf = async (name: string) => {
+  const answer = await get<{ strategies?: { featureName: string; environment: string }[] }>(
+    `/api/admin/context/${enc(name)}/strategies`,
+  );
+  return (answer.strategies ?? []).map((use) => `${use.featureName} (${use.environment})`);
+};
+
+const spec: ResourceSpec<ContextField> = {
+  id: 'context-fields',
+  title: 'Context fields',
+  noun: 'context field',
+  intro: 'What constraints can test: the SDK sends their values with each evaluation.',
+  write: 'edit',
+  list: () => get<ContextField[]>('/api/admin/context'),
+  key: (field) => field.name,
+  label: (field) => field.name,
+  columns: [
+    { label: 'Name', cell: (field) => field.name },
+    { label: 'Description', cell: (field) => html`<span class="clip">${field.description}</span>` },
+    {
+      label: 'Legal values',
+      cell: (field) => (field.legalValues ?? []).map((legal) => legal.value).join(', '),
+    },
+    { label: 'Stickiness', cell: (field) => (field.stickiness ? 'yes' : 'no') },
+  ],
+  fields: [
+    { name: 'name', label: 'Name', required: true, maxLength: 100, fixed: true },
+    { name: 'description', label: 'Description', maxLength: 1000 },
+    {
+      name: 'legalValues',
+      label: 'Legal values',
+      type: 'list',
+      hint: 'Comma-separated; none: any value.',
+      read: (field) => (field.legalValues ?? []).map((legal) => legal.value),
+    },
+    { name: 'stickiness', label: 'Usable as stickiness', type: 'checkbox' },
+  ],
+  create: (values) =>
+    api('POST', '/api/admin/context', {
+      name: String(values.name ?? '').trim(),
+      ...bodyOf(values),
+    }),
+  update: (field, values) =>
+    api('PUT', `/api/admin/context/${enc(field.name)}`, bodyOf(values, field)),
+  remove: (field) => api('DELETE', `/api/admin/context/${enc(field.name)}`),
+  details: {
+    label: 'Used by',
+    render: (field) => html`<${Usage} of=${field.name} what="strategy"
+      load=${() => usesOf(field.name)} />`,
+  },
+};
 
 export function ContextFieldsPage() {
-  const session = useContext(SessionContext);
-  const live = useContext(LiveContext);
-  const [fields, setFields] = useState<ContextField[]>([]);
-  const [error, setError] = useState<string>();
-  const load = useCallback(() => {
-    get<ContextField[]>('/api/admin/context').then(setFields, (failure: unknown) =>
-      setError(messageOf(failure)),
-    );
-  }, []);
-  useEffect(load, [load]);
-  useLiveReload(live, load);
-  const create = async (event: Event) => {
-    event.preventDefault();
-    const form = event.currentTarget as HTMLFormElement;
-    const data = new FormData(form);
-    const legal = String(data.get('legalValues') ?? '')
-      .split(',')
-      .map((value) => value.trim())
-      .filter((value) => value !== '');
-    try {
-      await api('POST', '/api/admin/context', {
-        name: String(data.get('name')),
-        description: String(data.get('description') ?? ''),
-        stickiness: data.get('stickiness') === 'on',
-        legalValues: legal.map((value) => ({ value })),
-      });
-      form.reset();
-      setError(undefined);
-      load();
-    } catch (failure) {
-      setError(messageOf(failure));
-    }
-  };
-  return html`<section aria-labelledby="fields-title">
-    <h1 id="fields-title">Context fields</h1>
-    <${Notice} error=${error} />
-    <table>
-      <thead><tr><th scope="col">Name</th><th scope="col">Description</th><th scope="col">Legal values</th>
-        <th scope="col">Stickiness</th><th scope="col">Used by</th></tr></thead>
-      <tbody>${fields.map(
-        (field) => html`<tr key=${field.name}>
-          <th scope="row">${field.name}</th>
-          <td>${field.description}</td>
-          <td>${(field.legalValues ?? []).map((legal) => legal.value).join(', ')}</td>
-          <td>${field.stickiness ? 'yes' : 'no'}</td>
-          <td><details><summary>Show</summary><${FieldUsage} name=${field.name} /></details></td>
-        </tr>`,
-      )}</tbody>
-    </table>
-    ${
-      session.canEdit
-        ? html`<form class="card" onSubmit=${create} aria-labelledby="new-field-title">
-            <h2 id="new-field-title">New context field</h2>
-            <div class="row">
-              <label>Name <input name="name" required maxlength="100" /></label>
-              <label class="grow">Description <input name="description" /></label>
-              <label class="grow">Legal values (comma-separated) <input name="legalValues" /></label>
-              <label class="inline"><input type="checkbox" name="stickiness" /> Usable as stickiness</label>
-              <button type="submit">Create field</button>
-            </div>
-          </form>`
-        : null
-    }
-  </section>`;
+  return html`<${ResourcePage} spec=${spec} />`;
 }

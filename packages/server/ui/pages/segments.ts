@@ -1,108 +1,95 @@
-import { useCallback, useContext, useEffect, useState } from 'preact/hooks';
-import { api, enc, get } from '../api.js';
-import { html, LiveContext, messageOf, Notice, SessionContext, useLiveReload } from '../kit.js';
+import { api, get } from '../api.js';
+import { html } from '../kit.js';
+import { optional, ResourcePage, type ResourceSpec, Usage } from '../resource-page.js';
 import type { Constraint, ContextField, Segment } from '../types.js';
 import { ConstraintsEditor, describeConstraint } from './constraints.js';
 
-interface Usage {
+interface Extra {
+  readonly fields: ContextField[];
+  readonly projects: { id: string; name: string }[];
+}
+
+interface SegmentUses {
   strategies?: { featureName: string; environment: string; projectId?: string }[];
 }
 
-/** Where a segment is used (`GET /api/admin/segments/:id/strategies`), loaded when opened. */
-function SegmentUsage(props: { id: number }) {
-  const [usage, setUsage] = useState<string>();
-  useEffect(() => {
-    get<Usage>(`/api/admin/segments/${props.id}/strategies`).then(
-      (answer) => {
-        const uses = answer.strategies ?? [];
-        setUsage(
-          uses.length === 0
-            ? 'Not used by any strategy.'
-            : `Used by ${uses.map((use) => `${use.featureName} (${use.environment})`).join(', ')}`,
-        );
-      },
-      (failure: unknown) => setUsage(`Where it is used is not available: ${messageOf(failure)}`),
-    );
-  }, [props.id]);
-  return html`<p class="muted">${usage ?? 'Looking up where it is used…'}</p>`;
-}
+/** The flags whose strategies use a segment (`GET /api/admin/segments/:id/strategies`). */
+const usesOf = async (id: number) => {
+  const answer = await get<SegmentUses>(`/api/admin/segments/${id}/strategies`);
+  return (answer.strategies ?? []).map(
+    (use) => `${use.featureName} (${use.projectId ? `${use.projectId}, ` : ''}${use.environment})`,
+  );
+};
+
+const bodyOf = (values: Record<string, unknown>) => ({
+  name: String(values.name ?? '').trim(),
+  description: optional(values.description) ?? null,
+  project: optional(values.project) ?? null,
+  constraints: (values.constraints ?? []) as Constraint[],
+});
+
+const spec: ResourceSpec<Segment, Extra> = {
+  id: 'segments',
+  title: 'Segments',
+  noun: 'segment',
+  intro: 'Constraints kept under a name, for strategies of any flag to reuse.',
+  write: 'edit',
+  list: async () => (await get<{ segments: Segment[] }>('/api/admin/segments')).segments,
+  extra: async () => {
+    const [fields, projects] = await Promise.all([
+      get<ContextField[]>('/api/admin/context'),
+      get<{ projects: { id: string; name: string }[] }>('/api/admin/projects'),
+    ]);
+    return { fields, projects: projects.projects };
+  },
+  key: (segment) => String(segment.id),
+  label: (segment) => segment.name,
+  columns: [
+    { label: 'Name', cell: (segment) => segment.name },
+    {
+      label: 'Description',
+      cell: (segment) => html`<span class="clip">${segment.description}</span>`,
+    },
+    {
+      label: 'Constraints',
+      cell: (segment) =>
+        html`<ul class="constraint-list">${segment.constraints.map(
+          (constraint) => html`<li>${describeConstraint(constraint)}</li>`,
+        )}</ul>`,
+    },
+    { label: 'Project', cell: (segment) => segment.project ?? 'all' },
+  ],
+  fields: [
+    { name: 'name', label: 'Name', required: true, maxLength: 100 },
+    { name: 'description', label: 'Description', maxLength: 1000 },
+    {
+      name: 'project',
+      label: 'Project',
+      type: 'select',
+      options: (extra) => [
+        { value: '', label: 'All projects' },
+        ...extra.projects.map((project) => ({ value: project.id, label: project.name })),
+      ],
+    },
+    {
+      name: 'constraints',
+      label: 'Constraints',
+      initial: () => [],
+      render: (field, extra) => html`<${ConstraintsEditor} idPrefix=${field.id}
+        constraints=${(field.value ?? []) as Constraint[]} fields=${extra.fields}
+        onChange=${field.set} />`,
+    },
+  ],
+  create: (values) => api('POST', '/api/admin/segments', bodyOf(values)),
+  update: (segment, values) => api('PUT', `/api/admin/segments/${segment.id}`, bodyOf(values)),
+  remove: (segment) => api('DELETE', `/api/admin/segments/${segment.id}`),
+  details: {
+    label: 'Used by',
+    render: (segment) => html`<${Usage} of=${String(segment.id)} what="flag"
+      load=${() => usesOf(segment.id)} />`,
+  },
+};
 
 export function SegmentsPage() {
-  const session = useContext(SessionContext);
-  const live = useContext(LiveContext);
-  const [segments, setSegments] = useState<Segment[]>([]);
-  const [fields, setFields] = useState<ContextField[]>([]);
-  const [constraints, setConstraints] = useState<Constraint[]>([]);
-  const [error, setError] = useState<string>();
-  const load = useCallback(() => {
-    Promise.all([
-      get<{ segments: Segment[] }>('/api/admin/segments'),
-      get<ContextField[]>('/api/admin/context'),
-    ]).then(
-      ([answer, context]) => {
-        setSegments(answer.segments);
-        setFields(context);
-      },
-      (failure: unknown) => setError(messageOf(failure)),
-    );
-  }, []);
-  useEffect(load, [load]);
-  useLiveReload(live, load);
-  const create = async (event: Event) => {
-    event.preventDefault();
-    const form = event.currentTarget as HTMLFormElement;
-    const data = new FormData(form);
-    try {
-      await api('POST', '/api/admin/segments', {
-        name: String(data.get('name')),
-        description: String(data.get('description') ?? '') || null,
-        constraints,
-      });
-      form.reset();
-      setConstraints([]);
-      setError(undefined);
-      load();
-    } catch (failure) {
-      setError(messageOf(failure));
-    }
-  };
-  const remove = async (segment: Segment) => {
-    if (!window.confirm(`Delete segment ${segment.name}?`)) return;
-    try {
-      await api('DELETE', `/api/admin/segments/${enc(String(segment.id))}`);
-      load();
-    } catch (failure) {
-      setError(messageOf(failure));
-    }
-  };
-  return html`<section aria-labelledby="segments-title">
-    <h1 id="segments-title">Segments</h1>
-    <${Notice} error=${error} />
-    <ul class="cards">
-      ${segments.map(
-        (segment) => html`<li class="card" key=${segment.id}>
-          <div class="title-row"><h2>${segment.name}</h2>
-            ${session.canEdit ? html`<button type="button" class="danger" onClick=${() => remove(segment)}>Delete</button>` : null}
-          </div>
-          ${segment.description ? html`<p>${segment.description}</p>` : null}
-          <ul class="constraint-list">${segment.constraints.map((constraint) => html`<li>${describeConstraint(constraint)}</li>`)}</ul>
-          <details><summary>Where it is used</summary><${SegmentUsage} id=${segment.id} /></details>
-        </li>`,
-      )}
-    </ul>
-    ${
-      session.canEdit
-        ? html`<form class="card" onSubmit=${create} aria-labelledby="new-segment-title">
-            <h2 id="new-segment-title">New segment</h2>
-            <div class="row">
-              <label>Name <input name="name" required maxlength="100" /></label>
-              <label class="grow">Description <input name="description" /></label>
-            </div>
-            <${ConstraintsEditor} idPrefix="new-segment" constraints=${constraints} fields=${fields}
-              onChange=${setConstraints} />
-            <button type="submit">Create segment</button>
-          </form>`
-        : null
-    }
-  </section>`;
+  return html`<${ResourcePage} spec=${spec} />`;
 }
