@@ -5,6 +5,9 @@ import { useEffect, useRef } from 'preact/hooks';
 
 export const html = htm.bind(h);
 
+/** Moves to `to`; `replace` changes the current history entry instead (a search as it is typed). */
+export type Navigate = (to: string, options?: { replace?: boolean }) => void;
+
 /** Who is signed in and what they may do, from `GET /api/admin/user`. */
 export interface Session {
   readonly name: string;

@@ -1,11 +1,12 @@
 import { render } from 'preact';
-import { useCallback, useEffect, useMemo, useState } from 'preact/hooks';
-import { api, get } from './api.js';
+import { useCallback, useEffect, useMemo, useRef, useState } from 'preact/hooks';
+import { api, get, whenUnauthorized } from './api.js';
 import {
   html,
   type Live,
   LiveContext,
   messageOf,
+  type Navigate,
   Notice,
   type Session,
   SessionContext,
@@ -57,12 +58,16 @@ function useLive(enabled: boolean): Live {
   );
 }
 
-function usePath(): [string, (to: string) => void] {
+function usePath(): [string, Navigate] {
   const [path, setPath] = useState(location.pathname + location.search);
-  const navigate = useCallback((to: string) => {
-    history.pushState(null, '', to);
+  const navigate = useCallback<Navigate>((to, options) => {
+    if (options?.replace) {
+      history.replaceState(null, '', to);
+    } else {
+      history.pushState(null, '', to);
+      window.scrollTo(0, 0);
+    }
     setPath(to);
-    window.scrollTo(0, 0);
   }, []);
   useEffect(() => {
     const onPop = () => setPath(location.pathname + location.search);
@@ -144,18 +149,20 @@ function Layout(props: { session: Session; path: string; children: unknown }) {
     <main>${props.children}</main>`;
 }
 
-function Router(props: { path: string; navigate: (to: string) => void }) {
+function Router(props: { path: string; navigate: Navigate }) {
   const url = new URL(props.path, location.origin);
   const parts = url.pathname.split('/').filter(Boolean).map(decodeURIComponent);
   if (parts[0] === 'flags' && parts.length === 3) {
     return html`<${FlagPage} key=${parts[2]} project=${parts[1]} feature=${parts[2]}
       navigate=${props.navigate} />`;
   }
-  if (parts[0] === 'archive') return html`<${FlagListPage} archived=${true} />`;
+  if (parts[0] === 'archive') {
+    return html`<${FlagListPage} archived=${true} search=${url.search} navigate=${props.navigate} />`;
+  }
   if (parts[0] === 'segments') return html`<${SegmentsPage} />`;
   if (parts[0] === 'context-fields') return html`<${ContextFieldsPage} />`;
   if (parts[0] === 'events') return html`<${EventLogPage} />`;
-  return html`<${FlagListPage} archived=${false} navigate=${props.navigate} />`;
+  return html`<${FlagListPage} archived=${false} search=${url.search} navigate=${props.navigate} />`;
 }
 
 function App() {
@@ -172,6 +179,19 @@ function App() {
     );
   }, []);
   useEffect(load, [load]);
+  // A session that ends while a page is open (expired, ended elsewhere, user deleted): the login
+  // page, at the same address, so that logging in again goes on where the person was.
+  const signedIn = useRef(false);
+  signedIn.current = Boolean(session);
+  useEffect(
+    () =>
+      whenUnauthorized(() => {
+        if (!signedIn.current) return;
+        setNotice('Your session ended. Log in to go on where you were.');
+        setSession(null);
+      }),
+    [],
+  );
   const live = useLive(Boolean(session));
   const [notice, setNotice] = useState<string>();
   /** The login page, with `text` on it (the pages a link opens end there or signed in). */

@@ -1,0 +1,238 @@
+import assert from 'node:assert/strict';
+import { after, before, describe, it } from 'node:test';
+import type { Browser, Page } from 'playwright-core';
+import { adminRequest } from '../../scripts/demo/seed.js';
+import { launchChromium, noChromium } from '../helpers/chromium.js';
+import { startUiServer, type UiServer } from '../helpers/ui-server.js';
+import { waitFor } from '../helpers/wait.js';
+
+const ADMIN = '*:*.e2e-flag-list-admin';
+const HOUR = 3_600_000;
+/** Screenshots for a person to look at (not compared by the test). */
+const SHOTS = '/tmp/flags-ui-list-';
+/** More than one page of the list (50 a page). */
+const DEFAULT_FLAGS = 55;
+const LONG_NAME = `long-${'n'.repeat(245)}-end`.slice(0, 255);
+const LONG_DESCRIPTION = 'A description that goes on. '.repeat(400).slice(0, 10_000);
+
+/**
+ * The flag list as a team uses it: project and tag filters, filters and page in the address,
+ * a layout that holds with long names and on a phone, and a session that ends while it is open.
+ */
+describe('the flag list in Chromium', { skip: noChromium }, () => {
+  let server: UiServer | undefined;
+  let serverUrl: string;
+  let browser: Browser;
+  /** The server's clock runs this far ahead of the machine's (expiry without waiting). */
+  let aheadMs = 0;
+
+  const admin = (method: string, path: string, body?: unknown) =>
+    adminRequest(serverUrl, ADMIN, method, path, body);
+
+  before(async () => {
+    server = await startUiServer(ADMIN, { now: () => new Date(Date.now() + aheadMs) });
+    serverUrl = server.url;
+    await admin('POST', '/api/admin/user-admin', {
+      username: 'ada',
+      name: 'Ada Admin',
+      password: 'ada-password-long-enough',
+      rootRole: 'Admin',
+    });
+    await admin('POST', '/api/admin/projects', { id: 'payments', name: 'Payments' });
+    await admin('POST', '/api/admin/tag-types', { name: 'team' });
+    for (let index = 0; index < DEFAULT_FLAGS; index += 1) {
+      await admin('POST', '/api/admin/projects/default/features', {
+        name: `flag-${String(index).padStart(2, '0')}`,
+        type: 'release',
+      });
+    }
+    await admin('POST', '/api/admin/projects/payments/features', {
+      name: 'checkout-v2',
+      type: 'experiment',
+      description: 'The new checkout',
+    });
+    await admin('POST', '/api/admin/features/checkout-v2/tags', {
+      type: 'team',
+      value: 'payments',
+    });
+    await admin('POST', '/api/admin/projects/payments/features', {
+      name: 'refunds',
+      type: 'release',
+    });
+    // The API takes names of up to 100 characters; a longer one (255, the most unleash-server's
+    // database holds) is written into the database, as an older import could have left it.
+    await server.db.query(
+      `INSERT INTO features (name, project, type, description) VALUES ($1, 'default', 'release', $2)`,
+      [LONG_NAME, LONG_DESCRIPTION],
+    );
+    browser = await launchChromium();
+  });
+
+  after(async () => {
+    await browser?.close();
+    await server?.close();
+  });
+
+  async function signIn(width = 1280, height = 900): Promise<Page> {
+    const context = await browser.newContext({ viewport: { width, height } });
+    const page = await context.newPage();
+    await page.goto(serverUrl);
+    await page.getByLabel('User name').fill('ada');
+    await page.getByLabel('Password').fill('ada-password-long-enough');
+    await page.getByRole('button', { name: 'Log in' }).click();
+    await page.getByRole('heading', { name: 'Flags', exact: true }).waitFor();
+    return page;
+  }
+
+  const rowNames = async (page: Page) =>
+    (await page.locator('table.flags tbody th a').allTextContents()).map((name) => name.trim());
+  const search = (page: Page) => new URL(page.url()).search;
+  const filter = (page: Page) => page.getByRole('search', { name: 'Filter flags' });
+
+  it('filters by project and by a tag picked from the server’s tags, shows the project column, and keeps filters and page in the address through reload and back', async () => {
+    const page = await signIn();
+    await page.getByRole('link', { name: 'checkout-v2' }).waitFor();
+    const status = page.getByRole('navigation', { name: 'Pages' }).getByRole('status');
+    assert.equal(await status.textContent(), `1–50 of ${DEFAULT_FLAGS + 3}`);
+
+    // The second page: in the address, kept by a reload; back returns to the first.
+    await page.getByRole('button', { name: 'Next' }).click();
+    await waitFor(
+      async () =>
+        (await status.textContent()) === `51–${DEFAULT_FLAGS + 3} of ${DEFAULT_FLAGS + 3}`,
+      10_000,
+      'the second page',
+    );
+    assert.equal(search(page), '?page=2');
+    await page.reload();
+    await waitFor(
+      async () => (await status.textContent())?.startsWith('51–') === true,
+      10_000,
+      'the second page after a reload',
+    );
+    await page.goBack();
+    await waitFor(
+      async () => (await status.textContent())?.startsWith('1–') === true,
+      10_000,
+      'the first page after back',
+    );
+
+    // The project filter and column.
+    await filter(page).getByLabel('Project').selectOption('payments');
+    await waitFor(
+      async () => (await rowNames(page)).join() === 'refunds,checkout-v2',
+      10_000,
+      'only the flags of payments',
+    );
+    assert.equal(search(page), '?project=payments');
+    const projectCells = await page
+      .locator('table.flags tbody td[data-label="Project"]')
+      .allTextContents();
+    assert.deepEqual(projectCells, ['Payments', 'Payments']);
+    assert.equal(await page.getByRole('columnheader', { name: 'Project' }).count(), 1);
+
+    // The tag picker offers the tags there are, by type.
+    const tagPicker = filter(page).getByLabel('Tag');
+    await waitFor(
+      async () => (await tagPicker.locator('option').allTextContents()).includes('team:payments'),
+      10_000,
+      'the tag picker lists team:payments',
+    );
+    await tagPicker.selectOption('team:payments');
+    await waitFor(
+      async () => (await rowNames(page)).join() === 'checkout-v2',
+      10_000,
+      'only the tagged flag',
+    );
+    assert.equal(search(page), '?project=payments&tag=team%3Apayments');
+    await page.screenshot({ path: `${SHOTS}filtered.png`, fullPage: true });
+
+    // A reload keeps both filters, in the list and in the controls.
+    await page.reload();
+    await page.getByRole('link', { name: 'checkout-v2' }).waitFor();
+    assert.deepEqual(await rowNames(page), ['checkout-v2']);
+    assert.equal(await filter(page).getByLabel('Project').inputValue(), 'payments');
+    assert.equal(await filter(page).getByLabel('Tag').inputValue(), 'team:payments');
+
+    // Back: the project filter alone; again: no filter.
+    await page.goBack();
+    await waitFor(
+      async () => (await rowNames(page)).join() === 'refunds,checkout-v2',
+      10_000,
+      'back to the project filter alone',
+    );
+    assert.equal(await filter(page).getByLabel('Tag').inputValue(), '');
+    await page.goBack();
+    await page.getByRole('link', { name: 'checkout-v2' }).waitFor();
+    assert.equal(search(page), '');
+
+    // Typing a search replaces the address rather than adding a history entry per key.
+    const entries = await page.evaluate(() => history.length);
+    await filter(page).getByLabel('Search').pressSequentially('refu');
+    await waitFor(
+      async () => (await rowNames(page)).join() === 'refunds',
+      10_000,
+      'the search finds refunds',
+    );
+    assert.equal(search(page), '?q=refu');
+    assert.equal(await page.evaluate(() => history.length), entries);
+    await page.context().close();
+  });
+
+  it('keeps the switches on screen with a 255-character name and a 10,000-character description, and does not scroll sideways at 390 px', async () => {
+    for (const [width, height] of [
+      [1280, 900],
+      [390, 844],
+    ] as const) {
+      const page = await signIn(width, height);
+      const filterBox = filter(page).getByLabel('Search');
+      await filterBox.fill(LONG_NAME.slice(0, 40));
+      const link = page.getByRole('link', { name: LONG_NAME });
+      await link.waitFor();
+      const overflow = await page.evaluate(
+        () => document.documentElement.scrollWidth - document.documentElement.clientWidth,
+      );
+      assert.equal(overflow, 0, `no sideways scroll at ${width} px`);
+      for (const environment of ['development', 'production']) {
+        const box = await page
+          .getByRole('switch', { name: `${LONG_NAME} in ${environment}` })
+          .boundingBox();
+        assert.ok(box, `the ${environment} switch is laid out at ${width} px`);
+        assert.ok(box.x >= 0 && box.x + box.width <= width, `${environment} switch on screen`);
+      }
+      // The description is cut to a few lines, not the whole page.
+      const description = await page.locator('table.flags .description').boundingBox();
+      assert.ok(description && description.height < 100, `short description at ${width} px`);
+      await page.screenshot({ path: `${SHOTS}long-${width}.png`, fullPage: true });
+      await page.context().close();
+    }
+  });
+
+  it('an ended session: a toggle leads to the login page, and logging in goes back to the same filtered list', async () => {
+    const page = await signIn();
+    await page.goto(`${serverUrl}/?project=payments&sort=name`);
+    await page.getByRole('link', { name: 'checkout-v2' }).waitFor();
+    aheadMs += 49 * HOUR; // past the 48-hour maximum age
+    try {
+      await page.getByRole('switch', { name: 'refunds in development' }).click();
+      await page.getByRole('button', { name: 'Log in' }).waitFor();
+      await page.getByText('Your session ended').waitFor();
+      assert.equal(await page.getByText('requires an API token').count(), 0);
+      await page.screenshot({ path: `${SHOTS}session-ended.png` });
+      assert.equal(search(page), '?project=payments&sort=name');
+    } finally {
+      aheadMs = 0;
+    }
+    await page.getByLabel('User name').fill('ada');
+    await page.getByLabel('Password').fill('ada-password-long-enough');
+    await page.getByRole('button', { name: 'Log in' }).click();
+    await page.getByRole('link', { name: 'checkout-v2' }).waitFor();
+    assert.deepEqual(await rowNames(page), ['checkout-v2', 'refunds']);
+    assert.equal(search(page), '?project=payments&sort=name');
+    assert.equal(
+      await page.getByRole('switch', { name: 'refunds in development' }).isChecked(),
+      false,
+    );
+    await page.context().close();
+  });
+});
