@@ -60,6 +60,9 @@ import { projectRoutes } from './features/projects/routes.js';
 import { segmentRoutes } from './features/segments/routes.js';
 import { settingsRoutes } from './features/settings/routes.js';
 import { signupTokenRoutes } from './features/signup-tokens/routes.js';
+import { groupRoutes } from './features/sso/group-routes.js';
+import { applyOidcOptions } from './features/sso/oidc-settings.js';
+import { ssoRoutes } from './features/sso/routes.js';
 import { strategyRoutes } from './features/strategies/routes.js';
 import { tagAdminRoutes } from './features/tags/routes.js';
 import { adminStreamRoutes } from './features/ui/admin-stream.js';
@@ -190,6 +193,9 @@ export async function buildApp(config: ServerConfig, deps: AppDeps): Promise<Fas
       recordClientChanges(tx, true, undefined, config.changeLogEventsPerEnvironment),
     );
     await applyConfiguredTokens(config, db, tokens, app.log, deps.publicSecrets);
+    if (await applyOidcOptions(db, config)) {
+      app.log.info('single sign-on settings written from the OIDC_* options');
+    }
     await tokens.lookupAll([]);
     availability.markLoaded();
   };
@@ -340,7 +346,17 @@ export async function buildApp(config: ServerConfig, deps: AppDeps): Promise<Fas
     loginsPerMinute: config.loginsPerMinute,
     now,
     changes: credentialChanges,
+    breakGlassAdmin: config.breakGlassAdmin,
   });
+  ssoRoutes(app, db, adminOnly, {
+    sessions,
+    publicUrl: config.publicUrl,
+    sessionMaxAgeMs: config.sessionMaxAgeMs,
+    loginsPerMinute: config.loginsPerMinute,
+    now,
+    changes: credentialChanges,
+  });
+  groupRoutes(app, db, adminOnly, now);
   loginHistoryRoutes(app, db, adminOnly);
   await insightsRoutes(app, db, adminOnly, { now });
   dashboardRoutes(app);

@@ -41,6 +41,12 @@ export const errorCatalogue = {
     message:
       'The combination of password and username you provided is invalid. If you have forgotten your password, get in touch with your instance administrator.',
   },
+  SSO_FAILED: {
+    status: 401,
+    name: 'SingleSignOnError',
+    message:
+      'The sign-in with the identity provider could not be completed; start it again from the login page.',
+  },
   OLD_PASSWORD_WRONG: {
     status: 401,
     name: 'PasswordMismatch',
@@ -62,6 +68,17 @@ export const errorCatalogue = {
     message:
       'A request signed in by cookie that comes from another site is refused; use the server’s own pages, or an API token.',
   },
+  SSO_NOT_ALLOWED: {
+    status: 403,
+    name: 'SingleSignOnError',
+    message:
+      'The identity provider signed you in, but this server does not let you in; ask an Admin.',
+  },
+  PASSWORD_LOGINS_DISABLED: {
+    status: 403,
+    name: 'ForbiddenError',
+    message: 'Password logins are turned off on this server: sign in with single sign-on.',
+  },
   PATS_NEED_SESSION: {
     status: 403,
     name: 'ForbiddenError',
@@ -77,6 +94,11 @@ export const errorCatalogue = {
     status: 404,
     name: 'NotFoundError',
     message: 'The requested resource was not found.',
+  },
+  OIDC_NOT_ENABLED: {
+    status: 404,
+    name: 'NotFoundError',
+    message: 'Single sign-on with OpenID Connect is not turned on on this server.',
   },
   NAME_EXISTS: { status: 409, name: 'NameExistsError', message: 'The name is already in use.' },
   USER_EXISTS: {
@@ -152,6 +174,12 @@ export const errorCatalogue = {
       'This server holds as many streams as it allows, in all or from this address or token; poll /api/client/features or /api/client/delta instead.',
   },
   INTERNAL: { status: 500, name: 'InternalError', message: 'Something went wrong on the server.' },
+  OIDC_PROVIDER_UNAVAILABLE: {
+    status: 502,
+    name: 'BadGatewayError',
+    message:
+      'The identity provider could not be reached or answered what this server cannot use; try again, or tell an Admin.',
+  },
   PASSWORD_HASHING_BUSY: {
     status: 503,
     name: 'ServiceUnavailableError',

@@ -1,6 +1,7 @@
 import { helpText } from '@flags/config';
 import { SERVER_SYNOPSIS } from './config/command-line.js';
 import { serverConfig } from './config/options.js';
+import { DEFAULT_SERVER_PROBE_TIMEOUT_MS, SERVER_PROBES } from './probe.js';
 
 /** `flags-server --help`: the usage line and examples, then every option from the option schema. */
 export function help(): string {
@@ -31,6 +32,12 @@ export function help(): string {
         doc: 'Data in /var/lib/flags, port 8080, logs for a terminal',
         command: 'DATA_DIR=/var/lib/flags PORT=8080 JSON_LOGGER=false flags-server',
       },
+    ],
+    subcommands: [
+      ...Object.entries(SERVER_PROBES).map(([name, { path, passed }]) => ({
+        usage: `${name} [--url <base>] [--timeout <ms>]`,
+        doc: `Asks a running flags-server whether it is ${passed}: exits 0 when GET <base>${path} answers 200 within the timeout, else 1, and prints one line (for container health checks without curl). <base> defaults to the server beside it: http://127.0.0.1 on the port of SERVER_PORT or PORT (4242), or the address of SERVER_HOST when it names one; --timeout defaults to ${DEFAULT_SERVER_PROBE_TIMEOUT_MS} ms. /health answers as soon as the server listens, /ready once it has loaded from its database.`,
+      })),
     ],
     rows: serverConfig.options,
   });

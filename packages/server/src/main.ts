@@ -2,13 +2,29 @@
 // flags-server entry point: the only place that reads process.env, listens and exits.
 import { readFileSync } from 'node:fs';
 import { USAGE_EXIT_CODE, UsageError, usageMessage } from '@flags/config';
-import { buildApp } from './app.js';
 import { parseServerCommandLine } from './config/command-line.js';
 import { ConfigError, loadConfig } from './config/load.js';
 import { serverConfig } from './config/options.js';
-import { openDatabase } from './db/open.js';
 
 async function main(): Promise<void> {
+  // `flags-server migrate …` copies from unleash-server and exits (migrate/command.ts).
+  if (process.argv[2] === 'migrate') {
+    const { runMigrate } = await import('./migrate/command.js');
+    try {
+      process.exitCode = await runMigrate(process.argv.slice(3), {
+        env: process.env,
+        out: (text) => process.stdout.write(text),
+        err: (text) => process.stderr.write(text),
+      });
+    } catch (error) {
+      if (!(error instanceof UsageError)) throw error;
+      process.stderr.write(
+        usageMessage('flags-server migrate', error.problems, 'its options and examples'),
+      );
+      process.exit(USAGE_EXIT_CODE);
+    }
+    return;
+  }
   // The command line first: --help, --version and a mistake start nothing (no data directory).
   let command: ReturnType<typeof parseServerCommandLine>;
   try {
@@ -31,6 +47,13 @@ async function main(): Promise<void> {
     process.stdout.write(`flags-server ${(pkg as { version: string }).version}\n`);
     return;
   }
+  if (typeof command === 'object') {
+    const { defaultServerProbeUrl, probeServer } = await import('./probe.js');
+    const base = command.url ?? defaultServerProbeUrl(process.env);
+    const result = await probeServer(command.probe, base, command.timeoutMs);
+    (result.ok ? process.stdout : process.stderr).write(`${result.line}\n`);
+    process.exit(result.ok ? 0 : 1);
+  }
   let config: ReturnType<typeof loadConfig>;
   try {
     config = loadConfig(process.env);
@@ -41,6 +64,11 @@ async function main(): Promise<void> {
     }
     throw error;
   }
+  // Loaded only to serve: a probe every few seconds (`flags-server ready`) loads none of it.
+  const [{ buildApp }, { openDatabase }] = await Promise.all([
+    import('./app.js'),
+    import('./db/open.js'),
+  ]);
   const db = await openDatabase(config);
   const app = await buildApp(config, { db });
   app.log.info(

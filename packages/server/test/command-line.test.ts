@@ -89,11 +89,15 @@ describe('flags-server command line', () => {
     const result = await run(['--help'], 'help');
     assert.equal(result.status, 0, result.output);
     const [synopsis, , summary] = result.output.split('\n');
-    assert.equal(synopsis, 'Usage: flags-server [-h|--help] [-V|--version]');
+    assert.equal(
+      synopsis,
+      'Usage: flags-server [-h|--help] [-V|--version] | health|ready [--url <base>] [--timeout <ms>]',
+    );
+    assert.match(result.output, /\n {2}flags-server ready \[--url <base>\] \[--timeout <ms>\]\n/);
     assert.match(summary ?? '', /^flags-server: /);
     const examples = result.output.slice(
       result.output.indexOf('\nExamples:\n'),
-      result.output.indexOf('\nConfigured by environment variables'),
+      result.output.indexOf('\nCommands:\n'),
     );
     const commands = examples.split('\n').filter((line) => line.startsWith('    '));
     assert.equal(commands.length, 5, examples);

@@ -10,6 +10,9 @@ export interface SessionLimits {
   readonly idleTimeoutMs: number;
 }
 
+/** How a session was opened. */
+export type SessionAuthType = 'password' | 'oidc';
+
 /** The signed-in user a live session belongs to. */
 export interface SessionUser {
   readonly userId: number;
@@ -56,8 +59,11 @@ export class SessionStore {
     this.touchEveryMs = Math.min(60_000, Math.floor(limits.idleTimeoutMs / 4));
   }
 
-  /** Opens a session for `userId` and returns its secret (the cookie value). */
-  async create(userId: number): Promise<string> {
+  /**
+   * Opens a session for `userId` and returns its secret (the cookie value); `authType` says how
+   * the user signed in (`password`, `oidc`), for the logout.
+   */
+  async create(userId: number, authType: SessionAuthType = 'password'): Promise<string> {
     const secret = randomBytes(32).toString('base64url');
     const at = this.now();
     // Ended sessions are deleted here, at each login, rather than by a job.
@@ -66,9 +72,9 @@ export class SessionStore {
       new Date(at.getTime() - this.limits.idleTimeoutMs),
     ]);
     await this.db.query(
-      `INSERT INTO user_sessions (id_hash, user_id, created_at, last_seen_at, expires_at)
-       VALUES ($1, $2, $3, $3, $4)`,
-      [hashSecret(secret), userId, at, new Date(at.getTime() + this.limits.maxAgeMs)],
+      `INSERT INTO user_sessions (id_hash, user_id, created_at, last_seen_at, expires_at, auth_type)
+       VALUES ($1, $2, $3, $3, $4, $5)`,
+      [hashSecret(secret), userId, at, new Date(at.getTime() + this.limits.maxAgeMs), authType],
     );
     return secret;
   }
@@ -101,14 +107,20 @@ export class SessionStore {
     };
   }
 
-  /** Ends the session `secret` names and every other session of its user; returns the user id. */
-  async endAllOf(secret: string): Promise<number | undefined> {
-    const [row] = await this.db.query<{ user_id: number }>(
-      'SELECT user_id FROM user_sessions WHERE id_hash = $1',
+  /**
+   * Ends the session `secret` names and every other session of its user; returns the user id and
+   * how that session was opened.
+   */
+  async endAllOf(
+    secret: string,
+  ): Promise<{ userId: number; authType: SessionAuthType } | undefined> {
+    const [row] = await this.db.query<{ user_id: number; auth_type: SessionAuthType }>(
+      'SELECT user_id, auth_type FROM user_sessions WHERE id_hash = $1',
       [hashSecret(secret)],
     );
-    if (row) await endSessionsOf(this.db, row.user_id);
-    return row?.user_id;
+    if (!row) return undefined;
+    await endSessionsOf(this.db, row.user_id);
+    return { userId: row.user_id, authType: row.auth_type };
   }
 }
 

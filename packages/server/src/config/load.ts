@@ -88,6 +88,10 @@ function resolve(options: Options, overrides: ServerOptions) {
     /** `fetch-mode: streaming` on `/api/client/features` answers. */
     streamingAdvertise: options.streamingAdvertise,
     changeLogEventsPerEnvironment: options.changeLogEventsPerEnvironment,
+    /** The one Admin (user name or e-mail) who may log in with a password while they are off. */
+    breakGlassAdmin: options.breakGlassAdmin,
+    /** The OpenID Connect settings given at start, written over the stored ones (unset: kept). */
+    oidc: Object.freeze({ ...options.oidc }),
   });
 }
 

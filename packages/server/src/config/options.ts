@@ -1,4 +1,12 @@
-import { configSchema, type InCode, type OptionRow, option, splitList, Type } from '@flags/config';
+import {
+  configSchema,
+  group,
+  type InCode,
+  type OptionRow,
+  option,
+  splitList,
+  Type,
+} from '@flags/config';
 import { corsOptions } from '@flags/serving';
 
 /**
@@ -186,6 +194,66 @@ export const serverSchema = Type.Object({
     default: 86400000,
     fromEnv: number,
     doc: 'A failed-login counter with no failure for this long starts again from zero, ms (24 hours); its row is deleted at the next failed login. A successful login clears its user and address’s counter at once.',
+  }),
+  breakGlassAdmin: option(Type.String({ minLength: 1, maxLength: 255 }), {
+    env: ['BREAK_GLASS_ADMIN'],
+    doc: 'The user name or e-mail of the one Admin who may still log in with a password while password logins are turned off (`POST /api/admin/auth/simple/settings`), so a broken identity provider locks nobody out for good; only while that user is an Admin. Unset: nobody.',
+  }),
+  oidc: group({
+    enabled: option(Type.Boolean({ title: 'true or false (or 1 or 0)' }), {
+      env: ['OIDC_ENABLED'],
+      fromEnv: booleanFromEnv,
+      doc: 'Turns single sign-on with OpenID Connect on or off. Each `OIDC_*` option set is written over the stored setting (`/api/admin/auth/oidc/settings`) at start; unset ones leave it as it is.',
+    }),
+    discoverUrl: option(Type.String({ format: 'url' }), {
+      env: ['OIDC_DISCOVER_URL'],
+      doc: 'The provider’s discovery document, `https://…/.well-known/openid-configuration` (plain `http` only on a loopback address).',
+    }),
+    clientId: option(Type.String({ minLength: 1 }), {
+      env: ['OIDC_CLIENT_ID'],
+      doc: 'The client (application) ID the provider gave this server.',
+    }),
+    secret: option(Type.String({ minLength: 1 }), {
+      env: ['OIDC_SECRET'],
+      secret: true,
+      doc: 'The client secret the provider gave this server; stored, never shown.',
+    }),
+    autoCreate: option(Type.Boolean({ title: 'true or false (or 1 or 0)' }), {
+      env: ['OIDC_AUTO_CREATE'],
+      fromEnv: booleanFromEnv,
+      doc: '`true`: a first sign-in creates the user with `oidc.defaultRootRole`; `false`: only users who already exist (same e-mail) sign in.',
+    }),
+    defaultRootRole: option(Type.Enum(['Viewer', 'Editor', 'Admin'] as const), {
+      env: ['OIDC_DEFAULT_ROOT_ROLE'],
+      doc: 'The root role of users a sign-in creates, and of every signed-in user no mapped group matches while group syncing is on (stored default: Editor).',
+    }),
+    emailDomains: option(Type.String(), {
+      env: ['OIDC_EMAIL_DOMAINS'],
+      doc: 'Comma-separated e-mail domains allowed to sign in (`example.com,example.org`); empty: any.',
+    }),
+    enableSingleSignOut: option(Type.Boolean({ title: 'true or false (or 1 or 0)' }), {
+      env: ['OIDC_ENABLE_SINGLE_SIGN_OUT'],
+      fromEnv: booleanFromEnv,
+      doc: '`true`: logging out of a single sign-on session also ends the provider’s (its `end_session_endpoint`).',
+    }),
+    enableGroupSyncing: option(Type.Boolean({ title: 'true or false (or 1 or 0)' }), {
+      env: ['OIDC_ENABLE_GROUP_SYNCING'],
+      fromEnv: booleanFromEnv,
+      doc: '`true`: the root role follows the provider’s groups at every sign-in, through the groups of `/api/admin/groups` (`mappingsSSO`).',
+    }),
+    groupJsonPath: option(Type.String(), {
+      env: ['OIDC_GROUP_JSON_PATH'],
+      doc: 'Where the groups claim is in the ID token or user info, a dotted path (`groups`, `realm_access.roles`).',
+    }),
+    addGroupsScope: option(Type.Boolean({ title: 'true or false (or 1 or 0)' }), {
+      env: ['OIDC_ADD_GROUPS_SCOPE'],
+      fromEnv: booleanFromEnv,
+      doc: '`true`: asks for the `groups` scope too (providers that send groups only then).',
+    }),
+    idTokenSigningAlgorithm: option(Type.Enum(['RS256', 'RS384', 'RS512'] as const), {
+      env: ['OIDC_ID_TOKEN_SIGNING_ALGORITHM'],
+      doc: 'The algorithm the provider signs ID tokens with (stored default: RS256); a token signed otherwise is refused.',
+    }),
   }),
   trustProxy: option(
     Type.Union(

@@ -142,7 +142,9 @@ for (const backend of backends) {
       ]);
       // Context field created with its legal values; tag type and tags created.
       const context = await app.inject({ url: '/api/admin/context', headers: admin });
-      assert.deepEqual(context.json()[0].legalValues, [
+      const field = (name: string) =>
+        context.json().find((field: { name: string }) => field.name === name);
+      assert.deepEqual(field('region').legalValues, [
         { value: 'eu' },
         { value: 'us' },
         { value: 'apac' },
@@ -204,7 +206,10 @@ for (const backend of backends) {
       );
       const context = await app.inject({ url: '/api/admin/context', headers: admin });
       assert.deepEqual(
-        context.json()[0].legalValues.map((v: { value: string }) => v.value),
+        context
+          .json()
+          .find((field: { name: string }) => field.name === 'region')
+          .legalValues.map((v: { value: string }) => v.value),
         ['eu', 'us', 'apac', 'latam'],
       );
       const tags = await db.query('SELECT * FROM feature_tags');
@@ -465,9 +470,10 @@ for (const backend of backends) {
         ['beta-search', 'checkout-v2', 'dark-mode', 'dark-mode-banner'],
       );
       assert.equal(byProject.featureStrategies.length, 5);
+      // The fields the flags' constraints name: `userId` is one of the built-in ones.
       assert.deepEqual(
         byProject.contextFields.map((f: { name: string }) => f.name),
-        ['region'],
+        ['region', 'userId'],
       );
       assert.deepEqual(
         byProject.segments.map((s: { name: string }) => s.name),

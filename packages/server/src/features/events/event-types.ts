@@ -61,6 +61,9 @@ export const EVENT_TYPES = {
   publicSignupTokenUpdated: 'public-signup-token-updated',
   publicSignupTokenUserAdded: 'public-signup-token-user-added',
   settingUpdated: 'setting-updated',
+  groupCreated: 'group-created',
+  groupUpdated: 'group-updated',
+  groupDeleted: 'group-deleted',
   // unleash-server records no event for these; flags-server names them in its style.
   userPasswordChanged: 'user-password-changed',
   userPasswordLinkCreated: 'user-password-link-created',

@@ -10,8 +10,8 @@ export interface LoginAttempt {
   readonly username: string;
   /** The user it signed in, or the user the name belongs to; undefined for nobody. */
   readonly userId?: number | undefined;
-  /** How: `password` (more with single sign-on). */
-  readonly authType: 'password';
+  /** How: `password`, or `oidc` (single sign-on). */
+  readonly authType: 'password' | 'oidc';
   readonly successful: boolean;
   /** Why a failed login failed, in words. */
   readonly failureReason?: string | undefined;

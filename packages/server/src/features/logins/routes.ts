@@ -10,6 +10,7 @@ import { cookiePath, readSessionCookie, sessionCookie } from '../../auth/session
 import type { SessionStore } from '../../auth/sessions.js';
 import type { Database } from '../../db/database.js';
 import { ApiError } from '../../errors.js';
+import { readSetting } from '../settings/settings-store.js';
 import { checkLogin, findLoginCandidate } from '../users/login.js';
 import type { PasswordHasher } from '../users/password.js';
 import { getUsers } from '../users/user-store.js';
@@ -25,6 +26,24 @@ export interface LoginOptions {
   readonly now: () => Date;
   /** Told of each logout, so this server's open admin streams of that user close at once. */
   readonly changes: CredentialChanges;
+  /** The user name or e-mail of the Admin who may log in with a password while they are off. */
+  readonly breakGlassAdmin?: string | undefined;
+}
+
+/** Whether user `id` is the break-glass Admin: named by `breakGlass` and an Admin now. */
+async function isBreakGlassAdmin(
+  db: Database,
+  id: number,
+  breakGlass: string | undefined,
+): Promise<boolean> {
+  if (breakGlass === undefined) return false;
+  const rows = await db.query(
+    `SELECT 1 FROM users u JOIN role_user ru ON ru.user_id = u.id JOIN roles r ON r.id = ru.role_id
+      WHERE u.id = $1 AND u.deleted_at IS NULL AND r.type = 'root' AND r.name = 'Admin'
+        AND (lower(u.username) = lower($2) OR lower(u.email) = lower($2))`,
+    [id, breakGlass.trim()],
+  );
+  return rows.length > 0;
 }
 
 /** unleash-server's login body (`loginSchema`), with lengths bounded. */
@@ -118,6 +137,7 @@ export function loginRoutes(
     loginsPerMinute,
     now,
     changes,
+    breakGlassAdmin,
   } = options;
   const typed = app.withTypeProvider<JsonSchemaToTsProvider>();
   const path = cookiePath(publicUrl);
@@ -145,6 +165,19 @@ export function loginRoutes(
       // The same answers, in about the same time, for a name nobody has and a wrong password.
       const subject = loginSubject(candidate?.id, username, request.ip);
       const attempt = { username, userId: candidate?.id, authType: 'password' } as const;
+      // With password logins off, only the break-glass Admin's password is even checked.
+      if (
+        (await readSetting(db, 'simpleAuth')).disabled &&
+        (candidate === undefined || !(await isBreakGlassAdmin(db, candidate.id, breakGlassAdmin)))
+      ) {
+        await recordLogin(
+          db,
+          request,
+          { ...attempt, successful: false, failureReason: 'password logins are off' },
+          now(),
+        );
+        throw new ApiError('PASSWORD_LOGINS_DISABLED');
+      }
       const waitMs = await failures.retryAfterMs(subject);
       if (waitMs > 0) {
         const seconds = Math.ceil(waitMs / 1000);
@@ -197,14 +230,20 @@ export function loginRoutes(
     scope.post('/logout', { onRequest: sameSiteOnly }, async function authLogOut(request, reply) {
       const secret = readSessionCookie(request);
       // As unleash-server: every session of the user ends, not just this browser's.
-      if (secret !== undefined && (await sessions.endAllOf(secret)) !== undefined) {
-        changes.changed();
+      const ended = secret === undefined ? undefined : await sessions.endAllOf(secret);
+      if (ended !== undefined) changes.changed();
+      const base = path === '/' ? '' : path;
+      // A single sign-on session, with single sign-out on, ends at the provider too.
+      let to = `${base}/signed-out`;
+      if (ended?.authType === 'oidc') {
+        const oidc = await readSetting(db, 'oidc');
+        if (oidc.enabled && oidc.enableSingleSignOut) to = `${base}/auth/oidc/signed-out`;
       }
       return reply
         .header('set-cookie', sessionCookie(request, '', 0, path))
         .header('clear-site-data', '"cookies", "storage"')
         .header('cache-control', 'no-store')
-        .redirect(`${path === '/' ? '' : path}/signed-out`, 302);
+        .redirect(to, 302);
     });
   });
 
