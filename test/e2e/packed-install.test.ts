@@ -17,8 +17,12 @@ import { freePort, type SpawnedEntry, waitUntilHealthy } from '../helpers/proces
 
 const ROOT = fileURLToPath(new URL('../../', import.meta.url));
 const ENTRYPOINT = join(ROOT, 'deploy/docker/entrypoint.sh');
-const PACKAGES = ['schemas', 'config', 'engine', 'serving', 'proxy', 'server'] as const;
-const COMMANDS: Readonly<Record<string, string>> = { proxy: 'flags-proxy', server: 'flags-server' };
+const PACKAGES = ['schemas', 'config', 'engine', 'serving', 'proxy', 'server', 'cli'] as const;
+const COMMANDS: Readonly<Record<string, string>> = {
+  proxy: 'flags-proxy',
+  server: 'flags-server',
+  cli: 'flags',
+};
 const run = promisify(execFile);
 
 const ADMIN_TOKEN = '*:*.packed-install-admin-secret-0123456789abcdef';
