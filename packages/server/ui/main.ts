@@ -16,6 +16,7 @@ import { ContextFieldsPage } from './pages/context-fields.js';
 import { EventLogPage } from './pages/event-log.js';
 import { FlagListPage } from './pages/flag-list.js';
 import { FlagPage } from './pages/flag-page.js';
+import { ImportExportPage } from './pages/import-export.js';
 import { SegmentsPage } from './pages/segments.js';
 import type { Me } from './types.js';
 
@@ -139,6 +140,7 @@ function Layout(props: { session: Session; path: string; children: unknown }) {
         ${link('/segments', 'Segments', section === 'segments')}
         ${link('/context-fields', 'Context fields', section === 'context-fields')}
         ${link('/events', 'Event log', section === 'events')}
+        ${link('/import-export', 'Import/export', section === 'import-export')}
         <a href="/insights" data-external>Insights</a>
       </nav>
       <form class="who" method="post" action="/logout">
@@ -162,6 +164,7 @@ function Router(props: { path: string; navigate: Navigate }) {
   if (parts[0] === 'segments') return html`<${SegmentsPage} />`;
   if (parts[0] === 'context-fields') return html`<${ContextFieldsPage} />`;
   if (parts[0] === 'events') return html`<${EventLogPage} />`;
+  if (parts[0] === 'import-export') return html`<${ImportExportPage} />`;
   return html`<${FlagListPage} archived=${false} search=${url.search} navigate=${props.navigate} />`;
 }
 

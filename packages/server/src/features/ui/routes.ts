@@ -25,6 +25,7 @@ const PAGE_PATHS = [
   '/segments',
   '/context-fields',
   '/events',
+  '/import-export',
   // The pages links open, without a session: invite and welcome links, reset links.
   '/new-user',
   '/reset-password',
