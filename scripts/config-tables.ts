@@ -144,6 +144,7 @@ const serverGroups: Groups = [
       'login*',
     ],
   },
+  { title: 'Single sign-on', options: ['oidc.*', 'breakGlassAdmin'] },
   {
     title: 'Frontend API',
     options: [
