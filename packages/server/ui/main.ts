@@ -18,6 +18,7 @@ import { FlagListPage } from './pages/flag-list.js';
 import { FlagPage } from './pages/flag-page.js';
 import { ImportExportPage } from './pages/import-export.js';
 import { SegmentsPage } from './pages/segments.js';
+import { SignInOptions } from './pages/sign-in-options.js';
 import type { Me } from './types.js';
 
 function sessionOf(me: Me): Session {
@@ -120,6 +121,7 @@ function LoginPage(props: { onLoggedIn: () => void; signedOut: boolean; notice?:
       <h1 id="login-title">flags</h1>
       ${props.signedOut ? html`<p class="notice" role="status">You are signed out.</p>` : null}
       ${props.notice ? html`<p class="notice" role="status">${props.notice}</p>` : null}
+      <${SignInOptions} />
       <label>User name <input name="username" autocomplete="username" required autofocus /></label>
       <label>Password <input name="password" type="password" autocomplete="current-password" required /></label>
       <${Notice} error=${error} />
