@@ -1,5 +1,5 @@
 import { ADVISORY_LOCK_KEYS } from './advisory-locks.js';
-import type { Database } from './database.js';
+import type { Database, Queryable } from './database.js';
 import { migrations } from './migrations/index.js';
 
 /**
@@ -11,25 +11,34 @@ export async function migrate(
   db: Database,
   list: readonly (typeof migrations)[number][] = migrations,
 ): Promise<number[]> {
-  return db.transaction(async (tx) => {
-    await tx.query('SELECT pg_advisory_xact_lock($1)', [ADVISORY_LOCK_KEYS.migration]);
-    await tx.exec(`CREATE TABLE IF NOT EXISTS schema_migrations (
-      version integer PRIMARY KEY,
-      name text NOT NULL,
-      applied_at timestamptz NOT NULL DEFAULT now()
-    )`);
-    const rows = await tx.query<{ version: number }>('SELECT version FROM schema_migrations');
-    const applied = new Set(rows.map((row) => row.version));
-    const done: number[] = [];
-    for (const migration of list) {
-      if (applied.has(migration.version)) continue;
-      await tx.exec(migration.sql);
-      await tx.query('INSERT INTO schema_migrations (version, name) VALUES ($1, $2)', [
-        migration.version,
-        migration.name,
-      ]);
-      done.push(migration.version);
-    }
-    return done;
-  });
+  return db.transaction((tx) => applyMigrations(tx, list));
+}
+
+/**
+ * `migrate` in the caller's transaction (`migrate from-unleash --dry-run` plans on a schema it
+ * then rolls back).
+ */
+export async function applyMigrations(
+  tx: Queryable,
+  list: readonly (typeof migrations)[number][] = migrations,
+): Promise<number[]> {
+  await tx.query('SELECT pg_advisory_xact_lock($1)', [ADVISORY_LOCK_KEYS.migration]);
+  await tx.exec(`CREATE TABLE IF NOT EXISTS schema_migrations (
+    version integer PRIMARY KEY,
+    name text NOT NULL,
+    applied_at timestamptz NOT NULL DEFAULT now()
+  )`);
+  const rows = await tx.query<{ version: number }>('SELECT version FROM schema_migrations');
+  const applied = new Set(rows.map((row) => row.version));
+  const done: number[] = [];
+  for (const migration of list) {
+    if (applied.has(migration.version)) continue;
+    await tx.exec(migration.sql);
+    await tx.query('INSERT INTO schema_migrations (version, name) VALUES ($1, $2)', [
+      migration.version,
+      migration.name,
+    ]);
+    done.push(migration.version);
+  }
+  return done;
 }
