@@ -1,9 +1,9 @@
 # syntax=docker/dockerfile:1
 # flags in one image: flags-proxy (the default, in Unleash Edge's mode) and flags-server.
 #
-#   docker build -t flags .
-#   docker run -p 3063:3063 -e UPSTREAM_URL=http://flags-server:4242 -e TOKENS='*:production.…' flags
-#   docker run -p 4242:4242 -e DATABASE_URL=postgres://… flags flags-server
+#   docker build -t flags:0.1.0 .
+#   docker run -p 3063:3063 -e UPSTREAM_URL=http://flags-server:4242 -e TOKENS='*:production.…' flags:0.1.0
+#   docker run -p 4242:4242 -e DATABASE_URL=postgres://… flags:0.1.0 flags-server
 #
 # The install is scripts/pack-install.mjs, the script test/e2e/packed-install.test.ts runs outside a
 # container: it builds, packs every package and installs the tarballs without dev dependencies.
@@ -36,6 +36,7 @@ ENV NODE_ENV=production \
 # database (PGlite, used without DATABASE_URL) is the only place either writes.
 COPY --from=build /opt/flags /opt/flags
 COPY deploy/docker/entrypoint.sh /usr/local/bin/flags-entrypoint
+COPY deploy/docker/healthcheck.sh /usr/local/bin/flags-healthcheck
 RUN mkdir -p /var/lib/flags && chown node:node /var/lib/flags
 VOLUME /var/lib/flags
 WORKDIR /var/lib/flags
@@ -49,7 +50,8 @@ EXPOSE 3063 4242
 STOPSIGNAL SIGTERM
 ENTRYPOINT ["flags-entrypoint"]
 CMD ["edge"]
-# flags-proxy's own probe (no curl in the image). A container running flags-server gets its own
-# check from the orchestrator (GET /ready on 4242: compose.yaml, deploy/kubernetes).
-HEALTHCHECK --interval=10s --timeout=3s --start-period=10s --retries=3 \
-  CMD ["flags-proxy", "health"]
+# The probe of the service the container runs (no curl in the image): `flags-server ready` where
+# flags-server runs, `flags-proxy health` where flags-proxy does (deploy/docker/healthcheck.sh).
+# The start period covers flags-server's first start on PGlite, which creates its database.
+HEALTHCHECK --interval=10s --timeout=5s --start-period=30s --retries=3 \
+  CMD ["flags-healthcheck"]

@@ -24,6 +24,8 @@ import { PROBES } from '../packages/proxy/src/probe.js';
 
 const ROOT = fileURLToPath(new URL('../', import.meta.url));
 const KUBERNETES = join(ROOT, 'deploy/kubernetes');
+/** The one tag of the image everywhere it is named: the release's version. */
+const IMAGE_TAG = `flags:${(JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8')) as { version: string }).version}`;
 
 /** The models of the kinds the manifests use, by `apiVersion/kind`. */
 const MODELS: Readonly<Record<string, new (data: never) => { validate(): void }>> = {
@@ -181,6 +183,12 @@ describe('Kubernetes manifests', () => {
     }
   });
 
+  it(`runs the image the docs build (${IMAGE_TAG})`, () => {
+    for (const { manifest } of deployments)
+      for (const container of manifest.spec.template.spec.containers)
+        assert.equal(container.image, IMAGE_TAG, manifest.metadata.name);
+  });
+
   it('the Secret example holds what the Deployments refer to', () => {
     const secrets = all.filter(({ manifest }) => manifest.kind === 'Secret');
     const keys = new Set(
@@ -211,6 +219,8 @@ describe('compose.yaml', () => {
         ports?: string[];
         profiles?: string[];
         image?: string;
+        build?: unknown;
+        healthcheck?: unknown;
       }
     >;
   };
@@ -225,6 +235,20 @@ describe('compose.yaml', () => {
     assert.deepEqual(compose.services.redis?.profiles, ['redis']);
     assert.equal(compose.services['flags-server']?.profiles, undefined);
     assert.equal(compose.services['flags-proxy']?.profiles, undefined);
+  });
+
+  it(`builds the image once (${IMAGE_TAG}) and runs both flags services from it, with its health check`, () => {
+    const flags = ['flags-server', 'flags-proxy'].map((name) => compose.services[name]!);
+    assert.deepEqual(
+      flags.map((service) => service.image),
+      [IMAGE_TAG, IMAGE_TAG],
+    );
+    assert.equal(flags.filter((service) => service.build !== undefined).length, 1);
+    // The image's HEALTHCHECK asks whichever service runs: no check of its own overrides it.
+    assert.deepEqual(
+      flags.map((service) => service.healthcheck),
+      [undefined, undefined],
+    );
   });
 
   it('gives each flags service only variables it reads, and publishes its port', () => {
@@ -242,6 +266,35 @@ describe('compose.yaml', () => {
     assert.match(
       compose.services['flags-server']!.environment!.DATABASE_URL!,
       /^postgres:\/\/[^@]+@postgres:5432\//,
+    );
+  });
+});
+
+describe('the image in the docs', () => {
+  it(`is built and run as ${IMAGE_TAG} wherever a command names it`, () => {
+    const commands = ['README.md', 'docs/deployment.md', 'Dockerfile'].flatMap((file) =>
+      [...readFileSync(join(ROOT, file), 'utf8').matchAll(/docker (build|run) [^\n`|&]*/g)].map(
+        (match) => ({ file, command: match[0] }),
+      ),
+    );
+    assert.ok(commands.filter(({ command }) => command.startsWith('docker build')).length >= 3);
+    for (const { file, command } of commands) {
+      const named = command.startsWith('docker build')
+        ? /-t (\S+)/.exec(command)?.[1]
+        : /\s(flags(?::\S+)?)(?:\s+flags-server)?\s*$/.exec(command)?.[1];
+      assert.equal(named, IMAGE_TAG, `${file}: ${command}`);
+    }
+  });
+
+  it('has one HEALTHCHECK, the script that asks the service the container runs', () => {
+    const dockerfile = readFileSync(join(ROOT, 'Dockerfile'), 'utf8');
+    assert.deepEqual(
+      [...dockerfile.matchAll(/^HEALTHCHECK .*\\\n\s*(CMD .*)$/gm)].map((match) => match[1]),
+      ['CMD ["flags-healthcheck"]'],
+    );
+    assert.match(
+      dockerfile,
+      /^COPY deploy\/docker\/healthcheck\.sh \/usr\/local\/bin\/flags-healthcheck$/m,
     );
   });
 });
