@@ -1,5 +1,6 @@
 import { render } from 'preact';
-import { useCallback, useEffect, useMemo, useRef, useState } from 'preact/hooks';
+import { useCallback, useContext, useEffect, useMemo, useRef, useState } from 'preact/hooks';
+import { AdminNav, adminPageAt } from './admin-pages.js';
 import { api, get, whenUnauthorized } from './api.js';
 import {
   html,
@@ -12,12 +13,10 @@ import {
   SessionContext,
 } from './kit.js';
 import { IncompleteLinkPage, InvitePage, SetPasswordPage } from './pages/accounts.js';
-import { ContextFieldsPage } from './pages/context-fields.js';
 import { EventLogPage } from './pages/event-log.js';
 import { FlagListPage } from './pages/flag-list.js';
 import { FlagPage } from './pages/flag-page.js';
 import { ImportExportPage } from './pages/import-export.js';
-import { SegmentsPage } from './pages/segments.js';
 import { SignInOptions } from './pages/sign-in-options.js';
 import type { Me } from './types.js';
 
@@ -139,8 +138,6 @@ function Layout(props: { session: Session; path: string; children: unknown }) {
       <nav aria-label="Main">
         ${link('/', 'Flags', section === '' || section === 'flags')}
         ${link('/archive', 'Archive', section === 'archive')}
-        ${link('/segments', 'Segments', section === 'segments')}
-        ${link('/context-fields', 'Context fields', section === 'context-fields')}
         ${link('/events', 'Event log', section === 'events')}
         ${link('/import-export', 'Import/export', section === 'import-export')}
         <a href="/insights" data-external>Insights</a>
@@ -150,10 +147,12 @@ function Layout(props: { session: Session; path: string; children: unknown }) {
         <button type="submit" class="secondary">Log out</button>
       </form>
     </header>
+    <${AdminNav} session=${props.session} section=${section} />
     <main>${props.children}</main>`;
 }
 
 function Router(props: { path: string; navigate: Navigate }) {
+  const session = useContext(SessionContext);
   const url = new URL(props.path, location.origin);
   const parts = url.pathname.split('/').filter(Boolean).map(decodeURIComponent);
   if (parts[0] === 'flags' && parts.length === 3) {
@@ -163,8 +162,8 @@ function Router(props: { path: string; navigate: Navigate }) {
   if (parts[0] === 'archive') {
     return html`<${FlagListPage} archived=${true} search=${url.search} navigate=${props.navigate} />`;
   }
-  if (parts[0] === 'segments') return html`<${SegmentsPage} />`;
-  if (parts[0] === 'context-fields') return html`<${ContextFieldsPage} />`;
+  const admin = adminPageAt(session, parts[0]);
+  if (admin) return admin;
   if (parts[0] === 'events') return html`<${EventLogPage} />`;
   if (parts[0] === 'import-export') return html`<${ImportExportPage} />`;
   return html`<${FlagListPage} archived=${false} search=${url.search} navigate=${props.navigate} />`;

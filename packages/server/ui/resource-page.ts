@@ -43,7 +43,16 @@ export interface ResourceField<T, X> {
   /** The key in `Values` (and, by default, in the item and the request body). */
   readonly name: string;
   readonly label: string;
-  readonly type?: 'text' | 'textarea' | 'number' | 'checkbox' | 'select' | 'list' | 'datetime';
+  readonly type?:
+    | 'text'
+    | 'textarea'
+    | 'number'
+    | 'checkbox'
+    | 'select'
+    | 'list'
+    | 'datetime'
+    | 'email'
+    | 'password';
   readonly required?: boolean;
   readonly maxLength?: number;
   /** A hint under the field (the rule it follows). */
@@ -55,7 +64,7 @@ export interface ResourceField<T, X> {
   /** Only in the create form. */
   readonly createOnly?: boolean;
   /** Shown only while this holds (e.g. a token's environment, not for admin tokens). */
-  readonly when?: (values: Values) => boolean;
+  readonly when?: (values: Values, extra: X) => boolean;
   /** The value a new item's form starts with. */
   readonly initial?: (extra: X) => unknown;
   /** The value an item's edit form starts with (default: the item's property of `name`). */
@@ -221,8 +230,9 @@ function FieldInput<T, X>(props: {
       value=${String(value ?? '')} onInput=${onInput}></textarea>`;
   } else {
     const type =
-      field.type === 'number' ? 'number' : field.type === 'datetime' ? 'datetime-local' : 'text';
-    input = html`<input ...${common} type=${type} maxLength=${field.maxLength}
+      field.type === 'datetime' ? 'datetime-local' : field.type === 'list' ? 'text' : field.type;
+    input = html`<input ...${common} type=${type ?? 'text'} maxLength=${field.maxLength}
+      autocomplete=${field.type === 'password' ? 'new-password' : undefined}
       value=${String(value ?? '')} onInput=${onInput} />`;
   }
   return html`<div class=${field.type === 'textarea' || field.type === 'list' ? 'field wide' : 'field'}>
@@ -280,7 +290,7 @@ function ResourceForm<T, X>(props: {
   const heading = useRef<HTMLHeadingElement>(null);
   useEffect(() => heading.current?.focus(), []);
   const fields = spec.fields.filter(
-    (field) => !(item !== undefined && field.createOnly) && (field.when?.(values) ?? true),
+    (field) => !(item !== undefined && field.createOnly) && (field.when?.(values, extra) ?? true),
   );
   const set = (name: string, value: unknown) => {
     setValues((before) => ({ ...before, [name]: value }));

@@ -24,6 +24,12 @@ const PAGE_PATHS = [
   '/archive',
   '/segments',
   '/context-fields',
+  '/projects',
+  '/environments',
+  '/api-tokens',
+  '/users',
+  '/tag-types',
+  '/strategy-types',
   '/events',
   '/import-export',
   // The pages links open, without a session: invite and welcome links, reset links.
