@@ -17,6 +17,7 @@ import { EventLogPage } from './pages/event-log.js';
 import { FlagListPage } from './pages/flag-list.js';
 import { FlagPage } from './pages/flag-page.js';
 import { ImportExportPage } from './pages/import-export.js';
+import { InsightsPage } from './pages/insights.js';
 import { SignInOptions } from './pages/sign-in-options.js';
 import type { Me } from './types.js';
 
@@ -140,7 +141,7 @@ function Layout(props: { session: Session; path: string; children: unknown }) {
         ${link('/archive', 'Archive', section === 'archive')}
         ${link('/events', 'Event log', section === 'events')}
         ${link('/import-export', 'Import/export', section === 'import-export')}
-        <a href="/insights" data-external>Insights</a>
+        ${link('/instance-insights', 'Insights', section === 'instance-insights')}
       </nav>
       <form class="who" method="post" action="/logout">
         <span>${props.session.name} <span class="role">${props.session.role}</span></span>
@@ -164,8 +165,13 @@ function Router(props: { path: string; navigate: Navigate }) {
   }
   const admin = adminPageAt(session, parts[0]);
   if (admin) return admin;
-  if (parts[0] === 'events') return html`<${EventLogPage} />`;
+  if (parts[0] === 'events') {
+    return html`<${EventLogPage} search=${url.search} navigate=${props.navigate} />`;
+  }
   if (parts[0] === 'import-export') return html`<${ImportExportPage} />`;
+  if (parts[0] === 'instance-insights') {
+    return html`<${InsightsPage} search=${url.search} navigate=${props.navigate} />`;
+  }
   return html`<${FlagListPage} archived=${false} search=${url.search} navigate=${props.navigate} />`;
 }
 

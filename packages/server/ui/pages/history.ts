@@ -68,6 +68,7 @@ export function EventList(props: { events: AuditEvent[]; showFeature?: boolean }
           <summary>
             <strong>${event.type}</strong>
             ${props.showFeature && event.featureName ? html` · ${event.featureName}` : null}
+            ${props.showFeature && event.project ? html` <span class="muted">in ${event.project}</span>` : null}
             ${event.environment ? html` · ${event.environment}` : null}
             <span class="muted"> by ${event.createdBy}, ${formatTime(event.createdAt)}</span>
           </summary>

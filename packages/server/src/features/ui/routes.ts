@@ -32,6 +32,7 @@ const PAGE_PATHS = [
   '/strategy-types',
   '/events',
   '/import-export',
+  '/instance-insights',
   // The pages links open, without a session: invite and welcome links, reset links.
   '/new-user',
   '/reset-password',
