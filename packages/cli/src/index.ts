@@ -1,1 +1,10 @@
-export const VERSION_PLACEHOLDER = true;
+export { applyPlan, type Outcome } from './apply.js';
+export { AdminClient, readServer, ServerError, type ServerState } from './client.js';
+export { type Command, parseCommandLine } from './command-line.js';
+export { FileError, readDirectory, writeDirectory } from './files.js';
+export { type Manifest, manifestOf } from './manifest.js';
+export type { Desired, Flag } from './model.js';
+export { type Action, type Change, type Drift, makePlan, type Plan } from './plan.js';
+export { type Io, run, TOKEN_VARIABLE, URL_VARIABLE } from './run.js';
+export { FILE_KINDS, flagsSchema } from './schema.js';
+export { validate } from './validate.js';
