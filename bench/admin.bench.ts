@@ -16,7 +16,14 @@
 // - the flag list's first page: `GET /api/admin/search/features?limit=50&offset=0` (unleash-server
 //   too), and in Chromium the time from navigation to a usable list (the first row's switch
 //   visible and enabled) for a signed-in Admin.
-// BENCH_FLAGS (default "2000,10000"), BENCH_TOGGLES (200), BENCH_STREAM_TOGGLES (120) shorten it.
+// First, the setup a team meets on day one, on both servers started afresh: 2,000 flags created
+// through the Admin API (create, then one strategy, 100 flags in flight), an unleash-client
+// connected (streaming to flags-server; polling to unleash-server, whose open-source edition has no
+// streaming), then every 33rd flag turned on and then off, one request at a time, no warm-up:
+// toggle latency as the first person to click meets it; then the same on other flags with the
+// client gone, and the CPU of each toggle on the server and in this process (where the SDK runs).
+// BENCH_FLAGS (default "2000,10000"), BENCH_TOGGLES (200), BENCH_STREAM_TOGGLES (120) shorten it;
+// BENCH_PART=created runs only the day-one setup, BENCH_PART=imported only the rest.
 
 import { spawnSync } from 'node:child_process';
 import { existsSync, readFileSync } from 'node:fs';
@@ -52,6 +59,10 @@ const UI_LOADS = 20;
 const UNLEASH_BATCH = 400;
 const ENVIRONMENT = 'development';
 const TARGET = { toggleSpeedup: 5, streamP99Ms: 100 };
+/** The day-one setup: flags created through the Admin API, how many at once, toggles after. */
+const CREATED = { flags: 2000, inFlight: 100, every: 33, toggled: 30 };
+const CREATED_TARGET = { median: 1.5, p95: 3 };
+const PART = process.env.BENCH_PART;
 const ADMIN = 'bench-admin-token';
 const CLIENT = '*:development.bench-admin-client';
 const USER = { username: 'bench-admin', password: 'bench-admin-password-long-enough' };
@@ -426,7 +437,156 @@ async function searchLatencies(target: AdminTarget, count: number): Promise<numb
   return times;
 }
 
+/** Creates `count` flags through `target`'s Admin API, each with one strategy, `inFlight` at once. */
+async function createThroughApi(target: AdminTarget, count: number): Promise<string[]> {
+  const names = Array.from({ length: count }, (_, i) => `day-one-${String(i).padStart(5, '0')}`);
+  const send = async (method: string, path: string, body: unknown) => {
+    const response = await fetch(`${target.url}${path}`, {
+      method,
+      headers: { authorization: target.token, 'content-type': 'application/json' },
+      body: JSON.stringify(body),
+    });
+    const text = await response.text();
+    if (!response.ok)
+      throw new Error(`${target.name}: ${method} ${path}: ${response.status} ${text}`);
+  };
+  for (let from = 0; from < count; from += CREATED.inFlight) {
+    await Promise.all(
+      names.slice(from, from + CREATED.inFlight).map(async (name) => {
+        await send('POST', '/api/admin/projects/default/features', { name, type: 'release' });
+        await send(
+          'POST',
+          `/api/admin/projects/default/features/${name}/environments/${ENVIRONMENT}/strategies`,
+          {
+            name: 'flexibleRollout',
+            parameters: { rollout: '50', stickiness: 'default', groupId: name },
+            constraints: [],
+          },
+        );
+      }),
+    );
+  }
+  return names;
+}
+
+/** One day-one toggle phase: latencies, and CPU per toggle of the server and of this process. */
+interface DayOnePhase {
+  readonly latencies: number[];
+  readonly serverCpu: number;
+  readonly ownCpu: number;
+}
+
+/** Every 33rd flag from `offset` turned on, then off, one request at a time, without warm-up. */
+async function dayOneToggles(
+  target: AdminTarget,
+  names: readonly string[],
+  offset: number,
+): Promise<DayOnePhase> {
+  const picked = names.filter((_, i) => i % CREATED.every === offset).slice(0, CREATED.toggled);
+  const latencies: number[] = [];
+  const serverBefore = await cpuOf(target);
+  const ownBefore = process.cpuUsage();
+  for (const on of [true, false]) {
+    for (const flag of picked) latencies.push(await timed(target, 'POST', togglePath(flag, on)));
+  }
+  await sleep(SETTLE_MS);
+  const own = process.cpuUsage(ownBefore);
+  return {
+    latencies,
+    serverCpu: cpuSpent(serverBefore, await cpuOf(target)) / latencies.length,
+    ownCpu: (own.user + own.system) / 1000 / latencies.length,
+  };
+}
+
+/**
+ * The day-one setup on `target`: flags created through its Admin API, then toggles with an
+ * unleash-client connected (`streaming`, or polling) and, on other flags, with none.
+ */
+async function dayOneOn(
+  target: AdminTarget,
+  clientToken: string,
+  streaming: boolean,
+): Promise<{ connected: DayOnePhase; alone: DayOnePhase; createSeconds: number }> {
+  const start = performance.now();
+  const names = await createThroughApi(target, CREATED.flags);
+  const createSeconds = (performance.now() - start) / 1000;
+  const client = new Unleash({
+    url: `${target.url}/api/`,
+    appName: 'bench-admin-day-one',
+    customHeaders: { authorization: clientToken },
+    disableMetrics: true,
+    ...(streaming ? { experimentalMode: { type: 'streaming' } } : {}),
+  } as ConstructorParameters<typeof Unleash>[0]);
+  client.on('error', () => {});
+  client.on('warn', () => {});
+  let connected: DayOnePhase;
+  try {
+    await new Promise((resolve) => client.once('synchronized', resolve));
+    connected = await dayOneToggles(target, names, 0);
+  } finally {
+    stopSdk(client);
+  }
+  return { connected, alone: await dayOneToggles(target, names, 1), createSeconds };
+}
+
+const p95 = (values: readonly number[]) => percentile(values, 95);
+
+/** The day-one setup on both servers, each started afresh for it; prints both and the ratios. */
+async function dayOne(): Promise<void> {
+  const unleash = await startUnleashServer({
+    env: { TOKEN_AUTHENTICATION_RATE_LIMIT_PER_MINUTE: '100000000' },
+  });
+  try {
+    const theirs: AdminTarget = {
+      name: 'unleash-server',
+      url: unleash.url,
+      token: unleash.adminToken,
+      pid: unleash.pid,
+      database: unleash.database,
+    };
+    const mine = await withFlagsServer((ours) => dayOneOn(ours, CLIENT, true));
+    const clientToken = await unleash.createToken({ type: 'client', environment: ENVIRONMENT });
+    const reference = await dayOneOn(theirs, clientToken, false);
+    console.log(
+      `day one: ${CREATED.flags.toLocaleString('en')} flags created through the Admin API ` +
+        `(flag + one strategy, ${CREATED.inFlight} in flight: flags-server ${mine.createSeconds.toFixed(1)} s, ` +
+        `unleash-server ${reference.createSeconds.toFixed(1)} s); every ${CREATED.every}rd flag on ` +
+        `and off, ${CREATED.toggled * 2} toggles one at a time, no warm-up`,
+    );
+    const line = (phase: DayOnePhase) =>
+      `median ${ms(percentile(phase.latencies, 50))}, p95 ${ms(p95(phase.latencies))}; ` +
+      `CPU a toggle: server + PostgreSQL ${phase.serverCpu.toFixed(2)} ms, ` +
+      `this process (requests + SDK) ${phase.ownCpu.toFixed(2)} ms`;
+    const ratios = (phase: DayOnePhase) => {
+      const median =
+        percentile(reference.connected.latencies, 50) / percentile(phase.latencies, 50);
+      const tail = p95(reference.connected.latencies) / p95(phase.latencies);
+      const met = median >= CREATED_TARGET.median && tail >= CREATED_TARGET.p95;
+      return (
+        `${median.toFixed(1)}× at the median, ${tail.toFixed(1)}× at p95 ` +
+        `(target ≥ ${CREATED_TARGET.median}× and ≥ ${CREATED_TARGET.p95}×: ${met ? 'met' : 'MISSED'})`
+      );
+    };
+    console.log(`    flags-server, streaming unleash-client connected  ${line(mine.connected)}`);
+    console.log(`    flags-server, no client                           ${line(mine.alone)}`);
+    console.log(
+      `    unleash-server, polling unleash-client connected  ${line(reference.connected)}`,
+    );
+    console.log(`    unleash-server, no client                         ${line(reference.alone)}`);
+    console.log(`    flags-server against unleash-server with clients: ${ratios(mine.connected)}`);
+    console.log(`    flags-server without its client:                  ${ratios(mine.alone)}`);
+    console.log(
+      '    (a streaming unleash-client gets every toggle at once and rewrites its backup file of ' +
+        'every flag each time, on the same cores; a polling one fetches every 15 s)',
+    );
+  } finally {
+    await unleash.stop();
+  }
+}
+
 async function main(): Promise<void> {
+  if (PART !== 'imported') await dayOne();
+  if (PART === 'created') return;
   const counts = [...FLAG_COUNTS].sort((a, b) => a - b);
   const largest = counts.at(-1)!;
   const payload = importPayload(largest);
