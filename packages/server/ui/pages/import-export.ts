@@ -145,7 +145,7 @@ function ExportForm(props: { choices: Choices }) {
     <${Notice} error=${error} />
     ${
       download
-        ? html`<p class="notice" role="status">${download.count} ${download.count === 1 ? 'flag' : 'flags'} exported.
+        ? html`<p class="notice" role="status">${download.count} ${download.count === 1 ? 'flag' : 'flags'} exported.${' '}
             <a href=${download.url} download=${download.file} data-external>Download ${download.file}</a></p>`
         : null
     }
