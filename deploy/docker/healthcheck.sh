@@ -9,8 +9,9 @@
 # no flags service runs here (`docker run … flags sh`).
 set -eu
 for cmdline in /proc/[0-9]*/cmdline; do
-  # The second word of a node process's command line is the script it runs: the command's path.
-  script=$(tr '\0' '\n' <"$cmdline" 2>/dev/null | sed -n 2p) || continue
+  # The first argument of a node process that is not an option (flags-proxy starts node with
+  # `--max-semi-space-size`) is the script it runs: the command's path.
+  script=$(tr '\0' '\n' <"$cmdline" 2>/dev/null | sed 1d | grep -m 1 -v '^-') || continue
   case "$script" in
     flags-server | */flags-server) exec flags-server ready ;;
     flags-proxy | */flags-proxy) exec flags-proxy health ;;
