@@ -359,7 +359,12 @@ describe('environments brought in by client tokens', () => {
     const dynamic = await start();
     try {
       await waitFor(() => dynamic.proxy.environments.ready);
-      assert.equal((await call(dynamic, 'GET', '/api/frontend', STAGING_FRONTEND)).status, 403);
+      // Without strictTokens too, a frontend token of an environment not synced is refused
+      // (troubleshooting: a client token of that environment brings it in).
+      const notSynced = await call(dynamic, 'GET', '/api/frontend', STAGING_FRONTEND);
+      assert.equal(notSynced.status, 403);
+      assert.equal(notSynced.json().code, 'ENVIRONMENT_NOT_SERVED');
+      assert.match(notSynced.json().details[0].message, /"staging"/);
       const features = await call(dynamic, 'GET', '/api/client/features', STAGING_CLIENT);
       assert.equal(features.status, 200);
       assert.deepEqual(

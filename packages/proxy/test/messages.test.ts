@@ -73,12 +73,15 @@ async function upstream(answer: Answerer): Promise<{ root: string; set(a: Answer
   };
 }
 
-/** One poll of a poller made from `config`; the lines it logged. */
-async function pollOnce(config: ProxyConfig): Promise<RecordingLogger> {
+/** One poll of a poller made from `config` (into `state`); the lines it logged. */
+async function pollOnce(
+  config: ProxyConfig,
+  state = new EnvironmentState(),
+): Promise<RecordingLogger> {
   const log = new RecordingLogger();
   const client = createUpstreamClient(config);
   try {
-    const poller = new Poller(config, new EnvironmentState(), log, client);
+    const poller = new Poller(config, state, log, client);
     await poller.poll();
   } finally {
     await client.close();
@@ -226,6 +229,22 @@ describe('a refused token is named as the operator wrote it', () => {
     assert.ok(problems(log).includes('check -t (--tokens) '), problems(log));
   });
 
+  it('says that nothing is served yet when there is no snapshot, and that the last one is when there is', async () => {
+    const { root } = await upstream(refusing);
+    const config = loadConfig({ ...base, FLAGS_URL: `${root}/api`, FLAGS_API_TOKEN: TOKEN });
+    const first = problems(await pollOnce(config));
+    assert.match(
+      first,
+      /Not ready \(the flag routes answer 503\) until the upstream accepts it; retrying slowly\./,
+    );
+    assert.doesNotMatch(first, /last good snapshot/);
+    const held = new EnvironmentState();
+    held.update(smallPayload);
+    const later = problems(await pollOnce(config, held));
+    assert.match(later, /Serving the last good snapshot/);
+    assert.doesNotMatch(later, /Not ready/);
+  });
+
   it('flagsApiToken in code', async () => {
     const { root } = await upstream(refusing);
     const log = await pollOnce(
@@ -242,6 +261,50 @@ describe('a refused token is named as the operator wrote it', () => {
         error.message.includes('-u (--upstream-url) must be a URL') &&
         !error.message.includes('UPSTREAM_URL must'),
     );
+  });
+});
+
+describe('a refused token or a wrong URL is said once, by the features request', () => {
+  /** Starts a streaming feed against `answer` and waits for the features request's problem. */
+  async function feedProblems(answer: Answerer, url: (root: string) => string, said: RegExp) {
+    const { root } = await upstream(answer);
+    const config = loadConfig({ ...base, FLAGS_URL: url(root), FLAGS_API_TOKEN: TOKEN });
+    assert.equal(config.upstreamStreaming, 'auto', 'the feed asks for a stream first');
+    const log = new RecordingLogger();
+    const client = createUpstreamClient(config);
+    const feed = new FeedSync(config, new EnvironmentState(), log, client, { random: () => 0 });
+    try {
+      feed.start();
+      await waitFor(() => said.test(problems(log)));
+      // The stream's refusal was answered before the poll's; it must not have added a warning.
+      assert.ok(
+        log.lines.some((line) => /\/client\/streaming/.test(JSON.stringify(line.data))),
+        log.text(),
+      );
+      return problems(log);
+    } finally {
+      feed.stop();
+      await feed.idle();
+      await client.close();
+    }
+  }
+
+  it('a stream refused with 401 adds no warning about streaming to the token problem', async () => {
+    const text = await feedProblems(
+      (_path, _request, response) => {
+        response.writeHead(401, { 'content-type': 'application/json' });
+        response.end('{"message":"unauthorized"}');
+      },
+      (root) => `${root}/api`,
+      /rejected the API token/,
+    );
+    assert.doesNotMatch(text, /\bstream/);
+    assert.match(text, /check FLAGS_API_TOKEN/);
+  });
+
+  it('a stream refused with 403 off the API adds no warning about streaming to the missing /api', async () => {
+    const text = await feedProblems(forbiddenOffApi, (root) => root, /has no \/api/);
+    assert.doesNotMatch(text, /\bstream/);
   });
 });
 

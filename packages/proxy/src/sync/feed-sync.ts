@@ -249,7 +249,7 @@ export class FeedSync {
     }
     switch (end.kind) {
       case 'polling':
-        this.pollForAWhile(end.reason, end.retryAfterMs);
+        this.pollForAWhile(end.reason, end.retryAfterMs, end.status);
         return;
       case 'dropped': {
         if (end.rehydrate) {
@@ -300,16 +300,21 @@ export class FeedSync {
     this.connectSoon(retryMs);
   }
 
-  /** Polls until streaming is tried again; the stream resumes with a fresh hydration. */
-  private pollForAWhile(reason: string, retryAfterMs = 0): void {
+  /**
+   * Polls until streaming is tried again; the stream resumes with a fresh hydration. A 401/403 is
+   * said at debug level only: the features request meets the same refusal and its message names
+   * the fix (the token, or a URL without `/api`), where a warning about streaming would point at
+   * the network instead.
+   */
+  private pollForAWhile(reason: string, retryAfterMs = 0, status?: number): void {
     const retryMs = Math.max(
       retryAfterMs,
       Math.min(this.config.refreshInterval * STREAM_RETRY_INTERVALS, MAX_STREAM_RETRY_MS),
     );
-    this.log.warn(
-      { url: this.url.href, environment: this.environment, reason, retryInMs: retryMs },
-      `upstream stream unavailable (${reason}); syncing by polling, streaming again in ${Math.round(retryMs / 1000)} s`,
-    );
+    const data = { url: this.url.href, environment: this.environment, reason, retryInMs: retryMs };
+    const message = `upstream stream unavailable (${reason}); syncing by polling, streaming again in ${Math.round(retryMs / 1000)} s`;
+    if (status === 401 || status === 403) this.log.debug(data, message);
+    else this.log.warn(data, message);
     this.current = undefined;
     this.lastEventId = undefined;
     this.lastProblem = undefined;

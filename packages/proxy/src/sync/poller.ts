@@ -179,10 +179,14 @@ export class Poller {
       }
       if (status === 401 || status === 403) {
         this.refused = true;
+        // At start there is nothing to serve: saying "the last good snapshot" would mislead.
+        const meanwhile = this.state.ready
+          ? 'Serving the last good snapshot and retrying slowly.'
+          : 'Not ready (the flag routes answer 503) until the upstream accepts it; retrying slowly.';
         this.reportOnce(
           'error',
           { status, url: this.url.href },
-          `upstream rejected the API token (${status}): check ${this.config.flagsApiTokenWritten} (a client token of the upstream). Serving the last good snapshot and retrying slowly.`,
+          `upstream rejected the API token (${status}): check ${this.config.flagsApiTokenWritten} (a client token of the upstream). ${meanwhile}`,
         );
         return 'unauthorized';
       }

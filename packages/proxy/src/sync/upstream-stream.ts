@@ -23,8 +23,16 @@ const MAX_EVENT_BYTES = 64 * 1024 * 1024;
 export type StreamEnd =
   /** The upstream has no event stream (404/405/501, or not `text/event-stream`). */
   | { readonly kind: 'unsupported'; readonly reason: string }
-  /** Refused for now (401/403/429) or sent back to polling (`fetch-mode: polling`). */
-  | { readonly kind: 'polling'; readonly reason: string; readonly retryAfterMs?: number }
+  /**
+   * Refused for now (401/403/429, `status`) or sent back to polling (`fetch-mode: polling`, no
+   * `status`).
+   */
+  | {
+      readonly kind: 'polling';
+      readonly reason: string;
+      readonly retryAfterMs?: number;
+      readonly status?: number;
+    }
   /**
    * Failed or dropped (network, 5xx, closed, silent, or an event that could not be applied);
    * `rehydrate`: the next connection must not resume (an event was refused).
@@ -114,6 +122,7 @@ export class UpstreamStream {
         return {
           kind: 'polling',
           reason: `the upstream answered ${status}`,
+          status,
           ...(retryAfterMs === undefined ? {} : { retryAfterMs }),
         };
       if (status >= 200 && status < 300)
