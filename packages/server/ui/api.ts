@@ -38,14 +38,24 @@ export async function api<T = unknown>(method: string, path: string, body?: unkn
   const text = await response.text();
   if (!response.ok) {
     let message = `${method} ${path}: ${response.status}`;
+    let code: string | undefined;
+    let details: ErrorDetail[] = [];
     try {
-      const error = JSON.parse(text) as { message?: string; details?: { message?: string }[] };
-      message = error.details?.[0]?.message ?? error.message ?? message;
+      const error = JSON.parse(text) as { code?: string; message?: string; details?: unknown };
+      details = Array.isArray(error.details)
+        ? (error.details as Partial<ErrorDetail>[]).filter(
+            (detail): detail is ErrorDetail => typeof detail?.message === 'string',
+          )
+        : [];
+      code = error.code;
+      // A refusal of something in use says why in its message; its details only list the users.
+      message =
+        (code === 'IN_USE' ? error.message : (details[0]?.message ?? error.message)) ?? message;
     } catch {
       // Not JSON: the status says enough.
     }
     if (response.status === 401) onUnauthorized?.();
-    throw new ApiFailure(response.status, message);
+    throw new ApiFailure(response.status, message, code, details);
   }
   return (text ? JSON.parse(text) : undefined) as T;
 }
