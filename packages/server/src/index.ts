@@ -13,3 +13,5 @@ export { type Database, openPglite, openPostgres, type Queryable } from './db/da
 export { migrate } from './db/migrate.js';
 export { openDatabase } from './db/open.js';
 export { ApiError, type ErrorCode, errorCatalogue } from './errors.js';
+export { runMigrate } from './migrate/command.js';
+export { generateContexts } from './migrate/verify.js';

@@ -21,7 +21,7 @@ export function shownUrl(url: string): string {
  */
 export async function readPasswordHashes(
   url: string,
-  source: Pick<SourceInstance, 'userIds' | 'records'>,
+  source: Pick<SourceInstance, 'userIds' | 'records' | 'instanceId'>,
 ): Promise<Map<string, string>> {
   const shown = shownUrl(url);
   const client = new pg.Client({ connectionString: url, connectionTimeoutMillis: 10_000 });
@@ -44,6 +44,26 @@ export async function readPasswordHashes(
       throw new MigrateError(
         `--database ${shown} has no users table with password_hash: it is not unleash-server's database (give the DATABASE_URL unleash-server runs with)`,
       );
+    }
+    // unleash-server keeps its instance id in `settings` and tells it in its ui-config: the
+    // database of another instance (a staging copy, flags-server's own) has another or none.
+    if (source.instanceId !== undefined) {
+      const { rows: tables } = await client.query<{ found: string | null }>(
+        "SELECT to_regclass('settings')::text AS found",
+      );
+      const instance =
+        tables[0]?.found === null || tables[0] === undefined
+          ? undefined
+          : (
+              await client.query<{ id: string | null }>(
+                "SELECT content->>'id' AS id FROM settings WHERE name = 'instanceInfo'",
+              )
+            ).rows[0]?.id;
+      if (instance !== source.instanceId) {
+        throw new MigrateError(
+          `--database ${shown} is not the database of the unleash-server at --url: its instance id is ${instance ?? 'missing'}, the server's is ${source.instanceId}`,
+        );
+      }
     }
     const ids = [...source.userIds.values()];
     const { rows } = await client.query<{

@@ -162,6 +162,8 @@ export interface RecordsByKind {
 /** What unleash-server holds: the records, plus what only the source has. */
 export interface SourceInstance {
   readonly version: string;
+  /** unleash-server's instance id (`versionInfo.instanceId`), when it tells it. */
+  readonly instanceId: string | undefined;
   readonly records: RecordsByKind;
   /** Token secrets by the key of their record (their hash). */
   readonly secrets: ReadonlyMap<string, string>;

@@ -1,3 +1,4 @@
+import { setTimeout as sleep } from 'node:timers/promises';
 import { hashSecret } from '../auth/secrets.js';
 import {
   type ApiTokenRecord,
@@ -23,6 +24,8 @@ export class MigrateError extends Error {
 
 /** How long one request to unleash-server may take. */
 const REQUEST_TIMEOUT_MS = 60_000;
+/** How often a request refused with 429 (too many requests) is made. */
+const MAX_ATTEMPTS = 10;
 /** Flags asked for per export request and per search page. */
 const BATCH = 500;
 
@@ -67,9 +70,23 @@ export class UnleashApi {
   }
 
   private async request<T>(method: string, path: string, body?: unknown): Promise<T> {
-    let response: Response;
+    // unleash-server limits some admin routes per minute: a 429 waits as long as it says and
+    // asks again.
+    for (let attempt = 1; ; attempt++) {
+      const response = await this.send(method, path, body);
+      if (response.status !== 429 || attempt === MAX_ATTEMPTS)
+        return this.read<T>(method, path, response);
+      await response.arrayBuffer();
+      const seconds = Number(response.headers.get('retry-after'));
+      await sleep(
+        Number.isFinite(seconds) && seconds > 0 ? Math.min(seconds, 60) * 1000 : attempt * 1000,
+      );
+    }
+  }
+
+  private async send(method: string, path: string, body?: unknown): Promise<Response> {
     try {
-      response = await fetch(this.url(path), {
+      return await fetch(this.url(path), {
         method,
         headers: {
           authorization: this.token,
@@ -86,6 +103,9 @@ export class UnleashApi {
         `cannot reach unleash-server at ${this.base.href} (${why}); check --url and that it is running`,
       );
     }
+  }
+
+  private async read<T>(method: string, path: string, response: Response): Promise<T> {
     const text = await response.text();
     if (response.status === 401) {
       throw new MigrateError(
@@ -144,7 +164,7 @@ export async function readUnleash(api: UnleashApi): Promise<SourceInstance> {
   const userAdmin = await api.get<{ users: Json[]; rootRoles?: Json[] }>('/api/admin/user-admin');
   const uiConfig = await api.get<{
     version?: string;
-    versionInfo?: { current?: { oss?: string } };
+    versionInfo?: { current?: { oss?: string }; instanceId?: string };
   }>('/api/admin/ui-config');
   const version = uiConfig.versionInfo?.current?.oss ?? uiConfig.version ?? 'unknown';
   const major = Number(version.split('.')[0]);
@@ -293,7 +313,8 @@ export async function readUnleash(api: UnleashApi): Promise<SourceInstance> {
     userIds.set(key, Number(user.id));
   }
 
-  return { version, records, secrets, userIds, notes };
+  const instanceId = uiConfig.versionInfo?.instanceId;
+  return { version, instanceId, records, secrets, userIds, notes };
 }
 
 /**
@@ -327,6 +348,7 @@ async function readFlags(
     }
   }
   const names = [...listed.keys()];
+  const strategyIds = new Map<string, Map<string, string[]>>();
   for (let start = 0; start < names.length; start += BATCH) {
     const batch = names.slice(start, start + BATCH);
     const exports = await Promise.all(
@@ -336,8 +358,62 @@ async function readFlags(
     );
     exports.forEach((exported, index) => {
       const environment = environments[index] as string;
-      addExport(flags, listed, environment, exported, segmentNames);
+      addExport(flags, listed, environment, exported, segmentNames, strategyIds);
     });
+  }
+  await orderStrategies(api, flags, strategyIds);
+}
+
+/** Requests for flags' strategy order made at once. */
+const PARALLEL = 8;
+
+/**
+ * The export lists a flag's strategies in the order they were made, not in their `sortOrder`
+ * (which decides whose variants apply): the flags with more than one strategy in an environment
+ * are read one by one, and their strategies sorted. Archived flags cannot be read so: they keep
+ * the export's order (no SDK sees them).
+ */
+async function orderStrategies(
+  api: UnleashApi,
+  flags: Map<string, FlagRecord>,
+  strategyIds: ReadonlyMap<string, ReadonlyMap<string, string[]>>,
+): Promise<void> {
+  const several = [...flags].filter(
+    ([, flag]) =>
+      flag.archivedAt === null &&
+      Object.values(flag.environments).some((state) => state.strategies.length > 1),
+  );
+  for (let start = 0; start < several.length; start += PARALLEL) {
+    await Promise.all(
+      several.slice(start, start + PARALLEL).map(async ([name, flag]) => {
+        const feature = await api.get<{ environments?: Json[] }>(
+          `/api/admin/projects/${encodeURIComponent(flag.project)}/features/${encodeURIComponent(name)}`,
+        );
+        const environments: Record<string, FlagEnvironment> = { ...flag.environments };
+        for (const entry of feature.environments ?? []) {
+          const environment = String(entry.name);
+          const state = environments[environment];
+          const ids = strategyIds.get(name)?.get(environment);
+          if (state === undefined || ids === undefined) continue;
+          const order = new Map(
+            ((entry.strategies ?? []) as Json[]).map((strategy) => [
+              String(strategy.id),
+              Number(strategy.sortOrder ?? 0),
+            ]),
+          );
+          const sorted = state.strategies
+            .map((strategy, index) => ({
+              strategy,
+              index,
+              sortOrder: order.get(ids[index] ?? '') ?? 0,
+            }))
+            .sort((a, b) => a.sortOrder - b.sortOrder || a.index - b.index)
+            .map((entry) => entry.strategy);
+          environments[environment] = { ...state, strategies: sorted };
+        }
+        flags.set(name, { ...flag, environments });
+      }),
+    );
   }
 }
 
@@ -348,12 +424,16 @@ function addExport(
   environment: string,
   exported: Json,
   segmentNames: ReadonlyMap<number, string>,
+  strategyIds: Map<string, Map<string, string[]>>,
 ): void {
   const features = (exported.features ?? []) as Json[];
   const strategies = new Map<string, FlagStrategy[]>();
   for (const strategy of (exported.featureStrategies ?? []) as Json[]) {
     const name = String(strategy.featureName);
     const list = strategies.get(name) ?? [];
+    const ids = strategyIds.get(name) ?? new Map<string, string[]>();
+    strategyIds.set(name, ids);
+    ids.set(environment, [...(ids.get(environment) ?? []), String(strategy.id)]);
     list.push({
       name: String(strategy.name),
       title: text(strategy.title) || null,

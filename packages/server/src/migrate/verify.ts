@@ -32,11 +32,13 @@ function generator(seed: number): () => number {
 
 /**
  * `count` contexts as a frontend SDK sends them (query parameters): user and session ids, and the
- * custom context fields with their legal values (or made-up values when they have none).
+ * custom context fields with their legal values (or made-up values when they have none). Every
+ * context has a user id, a session id and the fields that can be stickiness: a variant or rollout
+ * sticky to a field the context lacks is random, and random answers cannot be compared.
  */
 export function generateContexts(
   count: number,
-  fields: readonly { name: string; legalValues: readonly string[] }[],
+  fields: readonly { name: string; legalValues: readonly string[]; stickiness?: boolean }[],
   seed = 4242,
 ): URLSearchParams[] {
   const random = generator(seed);
@@ -52,10 +54,10 @@ export function generateContexts(
   ]);
   for (let i = 0; i < count; i++) {
     const context = new URLSearchParams();
-    if (random() < 0.9) context.set('userId', `user-${Math.floor(random() * 5000)}`);
-    if (random() < 0.7) context.set('sessionId', `session-${Math.floor(random() * 100_000)}`);
+    context.set('userId', `user-${Math.floor(random() * 5000)}`);
+    context.set('sessionId', `session-${Math.floor(random() * 100_000)}`);
     for (const field of fields) {
-      if (builtIn.has(field.name) || random() < 0.3) continue;
+      if (builtIn.has(field.name) || (field.stickiness !== true && random() < 0.3)) continue;
       const value =
         field.legalValues.length > 0 && random() < 0.8
           ? pick(field.legalValues)
@@ -67,13 +69,14 @@ export function generateContexts(
   return contexts;
 }
 
-/** A frontend answer as an app sees it: enabled flags, their variants and impression data. */
-function frontendView(body: Json): string {
-  const toggles = ((body.toggles ?? []) as Json[])
-    .map((toggle) => {
-      const variant = (toggle.variant ?? {}) as Json;
-      return {
-        name: toggle.name,
+/** A frontend answer as an app sees it: per enabled flag, its variant and impression data. */
+function frontendView(body: Json): Map<string, string> {
+  const view = new Map<string, string>();
+  for (const toggle of (body.toggles ?? []) as Json[]) {
+    const variant = (toggle.variant ?? {}) as Json;
+    view.set(
+      String(toggle.name),
+      canonicalJson({
         enabled: toggle.enabled,
         impressionData: toggle.impressionData === true,
         variant: {
@@ -81,10 +84,22 @@ function frontendView(body: Json): string {
           enabled: variant.enabled,
           ...(variant.payload ? { payload: variant.payload } : {}),
         },
-      };
-    })
-    .sort((a, b) => String(a.name).localeCompare(String(b.name)));
-  return canonicalJson(toggles);
+      }),
+    );
+  }
+  return view;
+}
+
+/** The flags two views differ on, each with both sides. */
+function differingFlags(a: Map<string, string>, b: Map<string, string>) {
+  const names = [...new Set([...a.keys(), ...b.keys()])].sort();
+  return names
+    .filter((name) => a.get(name) !== b.get(name))
+    .map((name) => ({
+      name,
+      unleash: a.get(name) ?? '(absent)',
+      flags: b.get(name) ?? '(absent)',
+    }));
 }
 
 /**
@@ -194,6 +209,7 @@ export async function verifyCopy(options: {
   ]);
   const fields = context.map((field) => ({
     name: String(field.name),
+    stickiness: field.stickiness === true,
     legalValues: ((field.legalValues ?? []) as Json[]).map((entry) => String(entry.value)),
   }));
   const contexts = generateContexts(options.contexts, fields);
@@ -212,14 +228,8 @@ export async function verifyCopy(options: {
       ]);
       const a = clientView(theirs);
       const b = clientView(ours);
-      for (const name of new Set([...a.keys(), ...b.keys()])) {
-        if (a.get(name) === b.get(name)) continue;
-        differences.push({
-          token: shown,
-          what: `client features: flag ${name}`,
-          unleash: a.get(name) ?? '(absent)',
-          flags: b.get(name) ?? '(absent)',
-        });
+      for (const flag of differingFlags(a, b)) {
+        differences.push({ token: shown, what: `client features: flag ${flag.name}`, ...flag });
       }
       checked.push({ token: shown, type, comparisons: a.size });
     } else if (type === 'frontend' || type === 'proxy') {
@@ -235,10 +245,13 @@ export async function verifyCopy(options: {
               read(flags.url(path), secret, 'flags-server'),
             ]);
             compared++;
-            const a = frontendView(theirs);
-            const b = frontendView(ours);
-            if (a !== b) {
-              differences.push({ token: shown, what: `frontend ?${query}`, unleash: a, flags: b });
+            for (const flag of differingFlags(frontendView(theirs), frontendView(ours))) {
+              differences.push({
+                token: shown,
+                what: `frontend ?${query}: flag ${flag.name}`,
+                unleash: flag.unleash,
+                flags: flag.flags,
+              });
             }
           }),
         );

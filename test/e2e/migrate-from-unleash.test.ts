@@ -1,0 +1,561 @@
+import assert from 'node:assert/strict';
+import { randomBytes } from 'node:crypto';
+import { once } from 'node:events';
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { after, before, describe, it } from 'node:test';
+import {
+  buildApp,
+  type Database,
+  generateContexts,
+  loadConfig,
+  openPostgres,
+  runMigrate,
+} from '@flags/server';
+import type { FastifyInstance } from 'fastify';
+import pg from 'pg';
+import { InMemStorageProvider, Unleash } from 'unleash-client';
+import { InMemoryStorageProvider, UnleashClient } from 'unleash-proxy-client';
+import { buildRichInstance, type RichInstance, settle } from '../helpers/unleash-rich-instance.js';
+import { stopSdk } from '../helpers/unleash-sdk.js';
+import {
+  startUnleashServer,
+  UNLEASH_VERSION,
+  type UnleashServer,
+  unleashServerSkip,
+} from '../helpers/unleash-server.js';
+
+/**
+ * `flags-server migrate from-unleash` and `migrate verify` against the real unleash-server: a
+ * rich instance is built through its Admin API, copied into a flags-server database on
+ * PostgreSQL, and flags-server, started on it, must answer every SDK with the old tokens as
+ * unleash-server does, let every user log in with their old password, and a second run must find
+ * nothing to do.
+ */
+
+const POSTGRES_URL = process.env.TEST_DATABASE_URL;
+const CONTEXTS = 1000;
+
+function databaseUrl(name: string): string {
+  const url = new URL(POSTGRES_URL as string);
+  url.pathname = `/${name}`;
+  return url.href;
+}
+
+async function withPostgres<T>(use: (client: pg.Client) => Promise<T>): Promise<T> {
+  const client = new pg.Client({ connectionString: POSTGRES_URL });
+  await client.connect();
+  try {
+    return await use(client);
+  } finally {
+    await client.end();
+  }
+}
+
+/** A new, empty PostgreSQL database for a flags-server, and how to drop it. */
+async function createFlagsDatabase(): Promise<{ url: string; drop: () => Promise<void> }> {
+  const name = `flags_migrate_${randomBytes(4).toString('hex')}`;
+  await withPostgres((client) => client.query(`CREATE DATABASE ${name}`));
+  return {
+    url: databaseUrl(name),
+    drop: () =>
+      withPostgres(async (client) => {
+        await client.query(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`);
+      }),
+  };
+}
+
+/** `flags-server migrate …args` on the flags-server database at `url`: exit status and output. */
+async function migrateCommand(args: readonly string[], url: string, publicUrl?: string) {
+  let out = '';
+  let err = '';
+  const status = await runMigrate(args, {
+    env: { DATABASE_URL: url, ...(publicUrl ? { PUBLIC_URL: publicUrl } : {}) },
+    out: (text) => {
+      out += text;
+    },
+    err: (text) => {
+      err += text;
+    },
+  });
+  return { status, out, err, output: `${out}${err}` };
+}
+
+/** Every table's row count: what "writes nothing" is checked with. */
+async function rowCounts(url: string): Promise<Record<string, number>> {
+  const client = new pg.Client({ connectionString: url });
+  await client.connect();
+  try {
+    const { rows } = await client.query<{ table_name: string }>(
+      `SELECT table_name FROM information_schema.tables
+        WHERE table_schema = 'public' AND table_type = 'BASE TABLE' ORDER BY table_name`,
+    );
+    const counts: Record<string, number> = {};
+    for (const { table_name } of rows) {
+      const [row] = (
+        await client.query<{ n: number }>(`SELECT count(*)::int AS n FROM "${table_name}"`)
+      ).rows;
+      counts[table_name] = row?.n ?? 0;
+    }
+    const [revision] = (
+      await client.query<{ config: string; tokens: string }>(
+        'SELECT config::text, tokens::text FROM revision',
+      )
+    ).rows;
+    counts[`revision ${revision?.config}/${revision?.tokens}`] = 1;
+    return counts;
+  } finally {
+    await client.end();
+  }
+}
+
+async function tableCount(url: string): Promise<number> {
+  const client = new pg.Client({ connectionString: url });
+  await client.connect();
+  try {
+    const { rows } = await client.query<{ n: number }>(
+      "SELECT count(*)::int AS n FROM information_schema.tables WHERE table_schema = 'public'",
+    );
+    return rows[0]?.n ?? -1;
+  } finally {
+    await client.end();
+  }
+}
+
+/** flags-server on the database at `url`, listening on a free port. */
+async function startFlagsServer(
+  url: string,
+): Promise<{ app: FastifyInstance; db: Database; url: string }> {
+  const db = openPostgres(url, { maxConnections: 4 });
+  const config = loadConfig(
+    { DATABASE_URL: url },
+    { port: 0, host: '127.0.0.1', logLevel: 'warn', loginsPerMinute: 10_000 },
+  );
+  const app = await buildApp(config, { db, logger: false });
+  const base = await app.listen({ port: 0, host: '127.0.0.1' });
+  return { app, db, url: base };
+}
+
+/** A generated context as SDKs take it. */
+function sdkContext(query: URLSearchParams) {
+  const properties: Record<string, string> = {};
+  for (const [key, value] of query) {
+    const match = /^properties\[(.+)\]$/.exec(key);
+    if (match) properties[match[1] as string] = value;
+  }
+  return {
+    ...(query.has('userId') ? { userId: query.get('userId') as string } : {}),
+    ...(query.has('sessionId') ? { sessionId: query.get('sessionId') as string } : {}),
+    remoteAddress: '127.0.0.1',
+    properties,
+  };
+}
+
+const CONTEXT_FIELDS = [
+  { name: 'plan', legalValues: ['free', 'pro', 'enterprise'], stickiness: true },
+  { name: 'age', legalValues: [] },
+  { name: 'version', legalValues: [] },
+];
+
+describe(
+  `migrate from-unleash against unleash-server ${UNLEASH_VERSION}`,
+  {
+    skip: unleashServerSkip,
+  },
+  () => {
+    let unleash: UnleashServer;
+    let rich: RichInstance;
+    let target: { url: string; drop: () => Promise<void> };
+    let flags: { app: FastifyInstance; db: Database; url: string } | undefined;
+    const unleashDatabase = () => databaseUrl(unleash.database);
+    const from = (...extra: string[]) => [
+      'from-unleash',
+      '--url',
+      unleash.url,
+      '--token',
+      unleash.adminToken,
+      ...extra,
+    ];
+
+    before(async () => {
+      unleash = await startUnleashServer();
+      rich = await buildRichInstance(unleash);
+      target = await createFlagsDatabase();
+    });
+
+    after(async () => {
+      await flags?.app.close();
+      await flags?.db.close();
+      await target?.drop();
+      await unleash?.stop();
+    });
+
+    it('--dry-run on a database flags-server never started on writes nothing (not even its schema) and exits 2', async () => {
+      const result = await migrateCommand(
+        from('--dry-run', '--database', unleashDatabase()),
+        target.url,
+      );
+      assert.equal(result.status, 2, result.output);
+      assert.match(result.out, /Plan \(dry run, nothing written\)/);
+      assert.match(
+        result.out,
+        new RegExp(`flags\\s+${rich.flags.length + rich.archived.length}\\s+0\\s+0\\n`),
+      );
+      assert.match(result.out, /users\s+4\s+0\s+0\n/);
+      assert.equal(await tableCount(target.url), 0);
+    });
+
+    it('refuses bad input with a message naming it, writing nothing', async () => {
+      const closed = createServer();
+      closed.listen(0, '127.0.0.1');
+      await once(closed, 'listening');
+      const closedPort = (closed.address() as AddressInfo).port;
+      closed.close();
+      // An unleash-server without the search endpoint (as one older than the command needs).
+      const old: Server = createServer(async (request, response) => {
+        if (request.url?.startsWith('/api/admin/search/')) {
+          response.writeHead(404, { 'content-type': 'application/json' });
+          response.end(JSON.stringify({ name: 'NotFoundError', message: 'not available' }));
+          return;
+        }
+        const chunks: Buffer[] = [];
+        for await (const chunk of request) chunks.push(chunk as Buffer);
+        const upstream = await fetch(`${unleash.url}${request.url}`, {
+          method: request.method,
+          headers: {
+            authorization: String(request.headers.authorization),
+            'content-type': 'application/json',
+          },
+          ...(chunks.length > 0 ? { body: Buffer.concat(chunks) } : {}),
+        });
+        response.writeHead(upstream.status, { 'content-type': 'application/json' });
+        response.end(await upstream.text());
+      });
+      old.listen(0, '127.0.0.1');
+      await once(old, 'listening');
+      const oldUrl = `http://127.0.0.1:${(old.address() as AddressInfo).port}`;
+      try {
+        const cases: [string, string[], RegExp][] = [
+          [
+            'an unreachable URL',
+            [
+              'from-unleash',
+              '--url',
+              `http://127.0.0.1:${closedPort}`,
+              '--token',
+              unleash.adminToken,
+            ],
+            /cannot reach unleash-server at http:\/\/127\.0\.0\.1:\d+\/ \(ECONNREFUSED\)/,
+          ],
+          [
+            'a client token',
+            ['from-unleash', '--url', unleash.url, '--token', rich.clientTokens[0] as string],
+            /refused .*this token \(40[13]\)|refused the token \(401\)/,
+          ],
+          [
+            'an unleash-server without an endpoint the copy needs',
+            ['from-unleash', '--url', oldUrl, '--token', unleash.adminToken],
+            /has no GET \/api\/admin\/search\/features\?.* \(404\): the copy needs unleash-server 6, 7 or 8/,
+          ],
+          [
+            'a database without unleash-server users',
+            [...from('--database', databaseUrl('postgres'))],
+            /--database .*\/postgres has no users table with password_hash: it is not unleash-server's database/,
+          ],
+        ];
+        for (const [what, args, message] of cases) {
+          const result = await migrateCommand(args, target.url);
+          assert.equal(result.status, 1, `${what}: ${result.output}`);
+          assert.match(result.err, message, what);
+          assert.match(result.err, /nothing was written\n$/, what);
+          assert.equal(await tableCount(target.url), 0, `${what}: nothing written`);
+        }
+      } finally {
+        old.close();
+      }
+    });
+
+    it('copies the whole instance with --database, then flags-server serves it', async () => {
+      const result = await migrateCommand(from('--database', unleashDatabase()), target.url);
+      assert.equal(result.status, 0, result.output);
+      assert.match(result.out, /Copied:/);
+      assert.match(result.out, /API tokens\s+6\s+0\s+0\n/);
+      assert.match(result.out, /segments\s+2\s+0\s+0\n/);
+      assert.match(result.out, /custom strategies\s+1\s+0\s+0\n/);
+      assert.doesNotMatch(result.out, /set one/, 'no password links: the hashes were copied');
+      assert.match(result.out, /Not copied:\n(.|\n)*metrics/);
+      flags = await startFlagsServer(target.url);
+    });
+
+    it(`unleash-client with each old client token evaluates ${CONTEXTS} contexts as from unleash-server`, async () => {
+      const contexts = generateContexts(CONTEXTS, CONTEXT_FIELDS).map(sdkContext);
+      for (const token of rich.clientTokens) {
+        const sdk = (url: string) => {
+          const client = new Unleash({
+            url: `${url}/api/`,
+            appName: 'migrate-e2e',
+            customHeaders: { Authorization: token },
+            refreshInterval: 60_000,
+            disableMetrics: true,
+            storageProvider: new InMemStorageProvider(),
+            skipInstanceCountWarning: true,
+          });
+          client.on('error', () => {});
+          return client;
+        };
+        const theirs = sdk(unleash.url);
+        const ours = sdk(flags!.url);
+        try {
+          await Promise.all([once(theirs, 'synchronized'), once(ours, 'synchronized')]);
+          const names = theirs
+            .getFeatureToggleDefinitions()
+            .map((feature) => feature.name)
+            .sort();
+          assert.ok(names.length >= 40, `${names.length} flags`);
+          assert.deepEqual(
+            ours
+              .getFeatureToggleDefinitions()
+              .map((feature) => feature.name)
+              .sort(),
+            names,
+          );
+          let enabled = 0;
+          for (const context of contexts) {
+            for (const name of names) {
+              const a = {
+                on: theirs.isEnabled(name, context),
+                variant: theirs.getVariant(name, context),
+              };
+              const b = {
+                on: ours.isEnabled(name, context),
+                variant: ours.getVariant(name, context),
+              };
+              assert.deepEqual(b, a, `${name} for ${JSON.stringify(context)}`);
+              if (a.on) enabled++;
+            }
+          }
+          assert.ok(enabled > 0 && enabled < contexts.length * names.length, 'some on, some off');
+        } finally {
+          stopSdk(theirs);
+          stopSdk(ours);
+        }
+      }
+    });
+
+    it(`unleash-proxy-client with each old frontend token gets unleash-server's answers for ${CONTEXTS} contexts`, async () => {
+      const contexts = generateContexts(CONTEXTS, CONTEXT_FIELDS, 7).map(sdkContext);
+      for (const token of rich.frontendTokens) {
+        const sdk = (url: string) =>
+          new UnleashClient({
+            url: `${url}/api/frontend`,
+            clientKey: token,
+            appName: 'migrate-e2e-web',
+            refreshInterval: 0,
+            disableMetrics: true,
+            storageProvider: new InMemoryStorageProvider(),
+          });
+        const theirs = sdk(unleash.url);
+        const ours = sdk(flags!.url);
+        try {
+          await Promise.all([theirs.start(), ours.start()]);
+          let toggles = 0;
+          for (const context of contexts) {
+            await Promise.all([theirs.updateContext(context), ours.updateContext(context)]);
+            const a = theirs.getAllToggles().sort((x, y) => x.name.localeCompare(y.name));
+            const b = ours.getAllToggles().sort((x, y) => x.name.localeCompare(y.name));
+            assert.deepEqual(b, a, JSON.stringify(context));
+            toggles += a.length;
+          }
+          assert.ok(toggles > 0, 'some flags on');
+        } finally {
+          theirs.stop();
+          ours.stop();
+        }
+      }
+    });
+
+    it('every user logs in with their old password and has their role', async () => {
+      for (const user of rich.users) {
+        const login = await fetch(`${flags!.url}/auth/simple/login`, {
+          method: 'POST',
+          headers: { 'content-type': 'application/json' },
+          body: JSON.stringify({ username: user.login, password: user.password }),
+        });
+        assert.equal(login.status, 200, `${user.login}: ${await login.clone().text()}`);
+        const cookie = login.headers
+          .getSetCookie()
+          .map((header) => header.split(';')[0])
+          .join('; ');
+        const me = (await (
+          await fetch(`${flags!.url}/api/admin/user`, { headers: { cookie } })
+        ).json()) as { user: { rootRole: number } };
+        const roles = (await (
+          await fetch(`${flags!.url}/api/admin/user-admin`, {
+            headers: { authorization: unleash.adminToken },
+          })
+        ).json()) as { rootRoles: { id: number; name: string }[] };
+        const role = roles.rootRoles.find((entry) => entry.id === me.user.rootRole)?.name;
+        assert.equal(role, user.role, user.login);
+        const wrong = await fetch(`${flags!.url}/auth/simple/login`, {
+          method: 'POST',
+          headers: { 'content-type': 'application/json' },
+          body: JSON.stringify({ username: user.login, password: `${user.password}x` }),
+        });
+        assert.equal(wrong.status, 401);
+      }
+      // The hashes were rewritten with flags-server's own scheme at those logins.
+      const hashes = await flags!.db.query<{ password_hash: string }>(
+        "SELECT password_hash FROM users WHERE email IN ('alice@example.com', 'carol@example.com') OR username = 'bob'",
+      );
+      assert.equal(hashes.length, 3);
+      for (const { password_hash } of hashes) assert.match(password_hash, /^scrypt\$/);
+    });
+
+    it('migrate verify finds the same answers with every token and exits 0', async () => {
+      const result = await migrateCommand(
+        ['verify', '--url', unleash.url, '--token', unleash.adminToken, '--flags-url', flags!.url],
+        target.url,
+      );
+      assert.equal(result.status, 0, result.output);
+      assert.match(result.out, /7 tokens?|tokens, \d+ comparisons, 0 differences/);
+      assert.match(
+        result.out,
+        new RegExp(
+          `${rich.clientTokens.length + rich.frontendTokens.length} tokens, \\d+ comparisons, 0 differences`,
+        ),
+      );
+    });
+
+    it('a second --dry-run exits 0, and a second run writes nothing', async () => {
+      const before = await rowCounts(target.url);
+      const dry = await migrateCommand(
+        from('--dry-run', '--database', unleashDatabase()),
+        target.url,
+      );
+      assert.equal(dry.status, 0, dry.output);
+      const again = await migrateCommand(from('--database', unleashDatabase()), target.url);
+      assert.equal(again.status, 0, again.output);
+      assert.match(again.out, /flags\s+0\s+0\s+\d+\n/);
+      assert.deepEqual(await rowCounts(target.url), before);
+    });
+
+    it('refuses the database of another instance as --database, writing nothing', async () => {
+      const before = await rowCounts(target.url);
+      const result = await migrateCommand(from('--database', target.url), target.url);
+      assert.equal(result.status, 1, result.output);
+      assert.match(result.err, /is not the database of the unleash-server at --url/);
+      assert.deepEqual(await rowCounts(target.url), before);
+    });
+
+    it('a final run copies only what changed in unleash-server since, and flags-server serves it', async () => {
+      await fetch(
+        `${unleash.url}/api/admin/projects/default/features/mixed-0/environments/production/on`,
+        { method: 'POST', headers: { authorization: unleash.adminToken } },
+      );
+      await settle(unleash, rich.frontendTokens);
+      const dry = await migrateCommand(
+        from('--dry-run', '--database', unleashDatabase()),
+        target.url,
+      );
+      assert.equal(dry.status, 2, dry.output);
+      // The settle probe (created, then deleted) leaves nothing behind; mixed-0 is the change.
+      assert.match(dry.out, /flags\s+0\s+1\s+\d+\n/);
+      assert.match(dry.out, /flags: update mixed-0\n/);
+      const run = await migrateCommand(from('--database', unleashDatabase()), target.url);
+      assert.equal(run.status, 0, run.output);
+      const verify = await migrateCommand(
+        [
+          'verify',
+          '--url',
+          unleash.url,
+          '--token',
+          unleash.adminToken,
+          '--flags-url',
+          flags!.url,
+          '--contexts',
+          '50',
+        ],
+        target.url,
+      );
+      assert.equal(verify.status, 0, verify.output);
+    });
+  },
+);
+
+describe(
+  `migrate from-unleash without --database (unleash-server ${UNLEASH_VERSION})`,
+  {
+    skip: unleashServerSkip,
+  },
+  () => {
+    let unleash: UnleashServer;
+    let target: { url: string; drop: () => Promise<void> };
+
+    before(async () => {
+      unleash = await startUnleashServer();
+      await buildRichInstance(unleash);
+      target = await createFlagsDatabase();
+    });
+
+    after(async () => {
+      await target?.drop();
+      await unleash?.stop();
+    });
+
+    it('--dry-run on an empty flags-server changes no row and exits 2', async () => {
+      // flags-server started once: its schema and defaults, nothing else.
+      const started = await startFlagsServer(target.url);
+      await started.app.close();
+      await started.db.close();
+      const before = await rowCounts(target.url);
+      const result = await migrateCommand(
+        ['from-unleash', '--url', unleash.url, '--token', unleash.adminToken, '--dry-run'],
+        target.url,
+      );
+      assert.equal(result.status, 2, result.output);
+      assert.deepEqual(await rowCounts(target.url), before);
+    });
+
+    it('creates the users without a password and prints a link for each to set one', async () => {
+      const result = await migrateCommand(
+        ['from-unleash', '--url', unleash.url, '--token', unleash.adminToken],
+        target.url,
+        'https://flags.example.com',
+      );
+      assert.equal(result.status, 0, result.output);
+      assert.match(result.out, /passwords \(give --database to copy them\)/);
+      const links = [
+        ...result.out.matchAll(
+          /^ {2}(\S+): (https:\/\/flags\.example\.com\/new-user\?token=\S+)$/gm,
+        ),
+      ].map((match) => match[1]);
+      assert.deepEqual(links.sort(), ['admin', 'alice@example.com', 'bob', 'carol@example.com']);
+      const client = new pg.Client({ connectionString: target.url });
+      await client.connect();
+      try {
+        const { rows } = await client.query<{
+          login: string;
+          password_hash: string | null;
+          role: string;
+        }>(
+          `SELECT COALESCE(u.email, u.username) AS login, u.password_hash, r.name AS role
+           FROM users u JOIN role_user ru ON ru.user_id = u.id JOIN roles r ON r.id = ru.role_id
+          ORDER BY login`,
+        );
+        assert.deepEqual(rows, [
+          { login: 'admin', password_hash: null, role: 'Admin' },
+          { login: 'alice@example.com', password_hash: null, role: 'Admin' },
+          { login: 'bob', password_hash: null, role: 'Editor' },
+          { login: 'carol@example.com', password_hash: null, role: 'Viewer' },
+        ]);
+      } finally {
+        await client.end();
+      }
+      const again = await migrateCommand(
+        ['from-unleash', '--url', unleash.url, '--token', unleash.adminToken, '--dry-run'],
+        target.url,
+      );
+      assert.equal(again.status, 0, again.output);
+    });
+  },
+);
