@@ -40,18 +40,36 @@ const fullConstraint = (constraint: Constraint) => ({
   inverted: constraint.inverted ?? false,
 });
 
-const fullVariant = (variant: Variant) => ({
-  name: variant.name,
-  weight: variant.weight ?? 0,
-  weightType: variant.weightType ?? 'variable',
-  stickiness: variant.stickiness ?? 'default',
-  ...(variant.payload ? { payload: variant.payload } : {}),
-});
+/**
+ * Variants with every weight: fix ones keep theirs, variable ones share what is left of 1000, the
+ * first ones one more each until the remainder is spent (as servers store them; a server that
+ * shares them out itself is told the same).
+ */
+function fullVariants(variants: readonly Variant[]) {
+  const fixed = variants
+    .filter((variant) => variant.weightType === 'fix')
+    .reduce((sum, variant) => sum + (variant.weight ?? 0), 0);
+  const variable = variants.filter((variant) => variant.weightType !== 'fix').length;
+  const share = variable === 0 ? 0 : Math.floor((1000 - fixed) / variable);
+  let remainder = variable === 0 ? 0 : 1000 - fixed - share * variable;
+  return variants.map((variant) => {
+    const fix = variant.weightType === 'fix';
+    const weight = fix ? (variant.weight ?? 0) : share + (remainder-- > 0 ? 1 : 0);
+    return {
+      name: variant.name,
+      weight,
+      weightType: fix ? 'fix' : 'variable',
+      stickiness: variant.stickiness ?? 'default',
+      ...(variant.payload ? { payload: variant.payload } : {}),
+    };
+  });
+}
 
-const featureVariant = (variant: Variant) => ({
-  ...fullVariant(variant),
-  overrides: variant.overrides ?? [],
-});
+const featureVariants = (variants: readonly Variant[]) =>
+  fullVariants(variants).map((variant, i) => ({
+    ...variant,
+    overrides: variants[i]?.overrides ?? [],
+  }));
 
 /** A strong ETag the server can check; the next one after a write, when it counts writes. */
 const strong = (etag: string | undefined) =>
@@ -112,7 +130,7 @@ function strategyBody(
       if (id === undefined) throw new Error(`segment "${name}" does not exist on the server`);
       return id;
     }),
-    variants: (strategy.variants ?? []).map(fullVariant),
+    variants: fullVariants(strategy.variants ?? []),
     sortOrder,
   };
 }
@@ -209,11 +227,7 @@ async function writeParts(
         break;
       }
       case 'variants':
-        await writer.write(
-          'PUT',
-          `${env}/variants`,
-          (part.wanted as Variant[]).map(featureVariant),
-        );
+        await writer.write('PUT', `${env}/variants`, featureVariants(part.wanted as Variant[]));
         break;
       case 'enabled':
         // After the strategies: unleash-server gives a flag switched on without any a default one.

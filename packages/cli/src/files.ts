@@ -52,8 +52,11 @@ export class FileError extends Error {
 /** Where a flag's file is, to point at its lines from the plan and from later checks. */
 export interface Located {
   readonly file: string;
-  /** `file:line:column` of `path` in the file (of the file's start when the path is not in it). */
-  at(path: Path): string;
+  /**
+   * `file:line:column` of `path` in the file (of its key when `atKey`; of the file's start when
+   * the path is not in it).
+   */
+  at(path: Path, atKey?: boolean): string;
 }
 
 export interface ReadResult {
@@ -81,7 +84,8 @@ function readYaml(
   };
   const located: Located = {
     file: shown,
-    at: (path) => position(nodeAt(document.contents as Node | null, path, false) ?? 0),
+    at: (path, atKey = false) =>
+      position(nodeAt(document.contents as Node | null, path, atKey) ?? 0),
   };
   if (document.errors.length > 0) {
     for (const error of document.errors) {
@@ -97,7 +101,7 @@ function readYaml(
   const found = validate(value, FILE_KINDS[kind] as SchemaNode);
   for (const problem of found) {
     const offset = nodeAt(document.contents as Node | null, problem.path, problem.atKey === true);
-    const where = problem.path.length === 0 ? '' : `${pathText(problem.path)} `;
+    const where = problem.path.length === 0 || problem.atKey ? '' : `${pathText(problem.path)} `;
     problems.push(`${position(offset ?? 0)}: ${where}${problem.message}`);
   }
   return found.length > 0 ? undefined : { value, located };
@@ -250,7 +254,7 @@ function crossChecks(
     for (const [environment, state] of Object.entries(flag.environments ?? {})) {
       if (environments && !environments.has(environment)) {
         problems.push(
-          `${located.at(['environments', environment])}: environment "${environment}" is not in environments.yaml (${[...environments].join(', ')})`,
+          `${located.at(['environments', environment], true)}: environment "${environment}" is not in environments.yaml (${[...environments].join(', ')})`,
         );
       }
       (state.strategies ?? []).forEach((strategy, i) => {

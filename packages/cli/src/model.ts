@@ -153,7 +153,8 @@ export function canonicalVariant(raw: Loose): Variant {
   }));
   return compact({
     name: String(raw.name),
-    weight: typeof raw.weight === 'number' ? raw.weight : undefined,
+    // A variable weight is the server's share of what fix ones leave: not the files' to say.
+    weight: raw.weightType === 'fix' && typeof raw.weight === 'number' ? raw.weight : undefined,
     weightType: raw.weightType === 'fix' ? ('fix' as const) : undefined,
     stickiness: text(raw.stickiness) === 'default' ? undefined : text(raw.stickiness),
     payload: canonicalPayload(raw.payload),

@@ -81,7 +81,8 @@ export function diff(before: unknown, after: unknown, path = ''): Change[] {
     const named = (list: unknown[]) =>
       list.every((item) => typeof item === 'object' && item !== null && 'name' in item) &&
       new Set(list.map((item) => (item as { name: string }).name)).size === list.length;
-    if (named(before) && named(after)) {
+    // Strategies are told apart by their place (two may share a name); variants and the like by name.
+    if (!path.endsWith('strategies') && named(before) && named(after)) {
       const beforeNames = before.map((item) => (item as { name: string }).name);
       const afterNames = after.map((item) => (item as { name: string }).name);
       const changes: Change[] = [];
