@@ -56,10 +56,20 @@ describe('configuration', () => {
     );
   });
 
+  it("names Unleash Proxy's variables in the client key requirement, as in every other", () => {
+    // An Unleash Proxy deployment's environment without its keys: the message names the
+    // variables it uses, every variable of each option named.
+    const [found] = problems({ UNLEASH_URL: 'http://upstream/api', UNLEASH_API_TOKEN: 'plain' });
+    for (const option of proxyConfig.options.filter((row) =>
+      ['clientKeys', 'proxySecrets', 'flagsApiToken'].includes(row.key),
+    ))
+      assert.ok(found?.includes(`(${option.env.join(' or ')})`), `${option.key} in: ${found}`);
+  });
+
   it('needs no client keys when a startup token is Unleash-format', () => {
     const env = { FLAGS_URL: 'http://upstream/api' };
     assert.deepEqual(problems({ ...env, FLAGS_API_TOKEN: 'plain-secret' }), [
-      'You must specify the clientKeys option (FLAGS_PROXY_CLIENT_KEYS) or the proxySecrets option (FLAGS_PROXY_SECRETS) or an Unleash-format token (`project:environment.secret`) in flagsApiToken (FLAGS_API_TOKEN or TOKENS)',
+      'You must specify the clientKeys option (FLAGS_PROXY_CLIENT_KEYS or UNLEASH_PROXY_CLIENT_KEYS) or the proxySecrets option (FLAGS_PROXY_SECRETS or UNLEASH_PROXY_SECRETS) or an Unleash-format token (`project:environment.secret`) in flagsApiToken (FLAGS_API_TOKEN or UNLEASH_API_TOKEN or TOKENS)',
     ]);
     const config = loadConfig({
       ...env,

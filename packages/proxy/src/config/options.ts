@@ -186,6 +186,14 @@ function trustProxyFromEnv(raw: string): boolean | number | string[] {
   return word === 'false' || word === '' ? false : splitList(raw);
 }
 
+/**
+ * The variables of the options the client key requirement names (below the options): named there
+ * as the options' own messages name them, Unleash Proxy's included.
+ */
+const FLAGS_API_TOKEN_ENV = ['FLAGS_API_TOKEN', 'UNLEASH_API_TOKEN', 'TOKENS'];
+const CLIENT_KEYS_ENV = ['FLAGS_PROXY_CLIENT_KEYS', 'UNLEASH_PROXY_CLIENT_KEYS'];
+const PROXY_SECRETS_ENV = ['FLAGS_PROXY_SECRETS', 'UNLEASH_PROXY_SECRETS'];
+
 export const proxySchema = Type.Object(
   {
     flagsUrl: option(url(), {
@@ -194,7 +202,7 @@ export const proxySchema = Type.Object(
       doc: 'API URL of the upstream instance (e.g. `http://flags:4242/api`).',
     }),
     flagsApiToken: option(Type.Array(Type.String({ minLength: 1 }), { minItems: 1 }), {
-      env: ['FLAGS_API_TOKEN', 'UNLEASH_API_TOKEN', 'TOKENS'],
+      env: FLAGS_API_TOKEN_ENV,
       required: true,
       secret: true,
       doc: 'Comma-separated client tokens of the upstream, sent as `Authorization`: one environment is synced per token. Unleash-format tokens (`project:environment.secret`) name their environment; the first token’s environment serves plain client keys.',
@@ -219,12 +227,12 @@ export const proxySchema = Type.Object(
       doc: '`true`: only what the startup tokens (`flagsApiToken`) cover is served, and a valid token outside it gets 403 (Unleash Edge 20 has only this); `false`: a valid client token of another environment starts syncing it.',
     }),
     clientKeys: option(list(), {
-      env: ['FLAGS_PROXY_CLIENT_KEYS', 'UNLEASH_PROXY_CLIENT_KEYS'],
+      env: CLIENT_KEYS_ENV,
       secret: true,
       doc: 'Comma-separated client keys accepted from callers (required unless `proxySecrets` is set).',
     }),
     proxySecrets: option(list(), {
-      env: ['FLAGS_PROXY_SECRETS', 'UNLEASH_PROXY_SECRETS'],
+      env: PROXY_SECRETS_ENV,
       secret: true,
       doc: 'Deprecated alias of `clientKeys`; both lists are accepted.',
     }),
@@ -783,18 +791,19 @@ export const proxySchema = Type.Object(
     // Client keys are required, under either name (`proxySecrets` is the deprecated one), unless
     // a startup token is Unleash-format: then frontend tokens are validated upstream.
     anyOf: [
-      ...[
-        ['clientKeys', 'FLAGS_PROXY_CLIENT_KEYS'],
-        ['proxySecrets', 'FLAGS_PROXY_SECRETS'],
-      ].map(([name, env]) => ({
-        description: `the ${name} option (${env})`,
+      ...(
+        [
+          ['clientKeys', CLIENT_KEYS_ENV],
+          ['proxySecrets', PROXY_SECRETS_ENV],
+        ] as const
+      ).map(([name, env]) => ({
+        description: `the ${name} option (${env.join(' or ')})`,
         type: 'object',
         required: [name],
-        properties: { [name as string]: { type: 'array', minItems: 1 } },
+        properties: { [name]: { type: 'array', minItems: 1 } },
       })),
       {
-        description:
-          'an Unleash-format token (`project:environment.secret`) in flagsApiToken (FLAGS_API_TOKEN or TOKENS)',
+        description: `an Unleash-format token (\`project:environment.secret\`) in flagsApiToken (${FLAGS_API_TOKEN_ENV.join(' or ')})`,
         type: 'object',
         required: ['flagsApiToken'],
         properties: {
