@@ -5,6 +5,7 @@ import type { Database, Queryable } from '../../db/database.js';
 import { ApiError } from '../../errors.js';
 import type { RevisionTracker } from '../../revision.js';
 import { idSchema, writeConfig } from '../config-write.js';
+import { refuseProblems } from '../constraint-rules.js';
 import { recordEvent } from '../events/event-store.js';
 import { EVENT_TYPES } from '../events/event-types.js';
 import { refuseWhileUsed } from '../in-use.js';
@@ -51,6 +52,18 @@ const nameParams = {
 
 const notFound = (name: string) =>
   new ApiError('NOT_FOUND', `Could not find context field with name ${name}.`);
+
+/** 400 when a body's legal values name one value twice, as unleash-server answers it. */
+function refuseRepeatedValues(values: readonly LegalValue[] | undefined): void {
+  const seen = new Set<string>();
+  const repeated: string[] = [];
+  values?.forEach((legal, n) => {
+    if (seen.has(legal.value))
+      repeated.push(`body/legalValues/${n} "${legal.value}" is given twice`);
+    seen.add(legal.value);
+  });
+  refuseProblems(repeated);
+}
 
 /** Legal values with one entry per value (the last given wins), in the order given. */
 function distinctValues(values: readonly LegalValue[]): LegalValue[] {
@@ -139,6 +152,7 @@ export function contextFieldRoutes(
     { schema: { body: fieldBody }, onRequest: guard, config: EDIT },
     async function adminCreateContextField(request, reply) {
       const body = request.body;
+      refuseRepeatedValues(body.legalValues);
       const field: ContextField = {
         name: body.name,
         description: body.description ?? null,
@@ -175,6 +189,7 @@ export function contextFieldRoutes(
           'A context field cannot be renamed: the body names another.',
         );
       }
+      refuseRepeatedValues(body.legalValues);
       // As unleash-server: what the body leaves out keeps its value, but for stickiness and
       // legal values, which a PUT sets (to false and none).
       await changeField(actorOf(request), name, (before) => ({

@@ -1,5 +1,13 @@
 import type { Queryable } from '../../db/database.js';
 import { ApiError } from '../../errors.js';
+import {
+  type ConstraintInput,
+  constraintProblems,
+  legalValuesOf,
+  type PayloadInput,
+  payloadProblems,
+  refuseProblems,
+} from '../constraint-rules.js';
 
 /** A strategy of a flag in an environment, as the admin API answers it (`featureStrategySchema`). */
 export interface FeatureStrategy {
@@ -98,18 +106,28 @@ export async function findStrategy(
 }
 
 /**
- * 400 unless the strategy type exists; 404 for a segment that does not exist, 400 for one of
- * another project.
+ * 400 unless the strategy type exists and its constraints and variant payloads keep unleash-server's
+ * rules (`constraint-rules.ts`); 404 for a segment that does not exist, 400 for one of another
+ * project.
  */
 export async function checkStrategyReferences(
   db: Queryable,
   project: string,
-  input: Pick<StrategyInput, 'name' | 'segments'>,
+  input: Pick<StrategyInput, 'name' | 'segments' | 'constraints' | 'variants'>,
 ): Promise<void> {
   const types = await db.query('SELECT 1 FROM strategies WHERE name = $1', [input.name]);
   if (types.length === 0) {
     throw new ApiError('BAD_DATA', `There is no strategy type "${input.name}".`);
   }
+  const constraints = input.constraints as ConstraintInput[];
+  const legal = await legalValuesOf(
+    db,
+    constraints.map((constraint) => constraint.contextName),
+  );
+  refuseProblems([
+    ...constraintProblems(constraints, legal, 'body/constraints'),
+    ...payloadProblems(input.variants as PayloadInput[], 'body/variants'),
+  ]);
   if (input.segments.length === 0) return;
   const found = await db.query<{ id: number; project: string | null }>(
     `SELECT id, project FROM segments

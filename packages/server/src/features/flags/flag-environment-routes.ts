@@ -3,6 +3,7 @@ import type { FastifyInstance, FastifyRequest } from 'fastify';
 import type { Actor } from '../../auth/actor.js';
 import type { Queryable, Transaction } from '../../db/database.js';
 import { ApiError } from '../../errors.js';
+import { type PayloadInput, payloadProblems, refuseProblems } from '../constraint-rules.js';
 import { recordEvent, tagsOfFlag } from '../events/event-store.js';
 import { EVENT_TYPES } from '../events/event-types.js';
 import { insertStrategy, listStrategies, nextSortOrder } from './feature-strategy-store.js';
@@ -258,7 +259,9 @@ export function flagEnvironmentRoutes(
       },
       async (tx, flag, by, scope, { before, tags }) => {
         scope.onlyIn(params.environment);
-        const variants = balanceVariants(next(before) as Parameters<typeof balanceVariants>[0]);
+        const wanted = next(before) as Parameters<typeof balanceVariants>[0];
+        refuseProblems(payloadProblems(wanted as readonly PayloadInput[], 'body'));
+        const variants = balanceVariants(wanted);
         setEnvironmentState(tx, flag.name, params.environment, { variants });
         recordEvent(tx, {
           type: EVENT_TYPES.featureEnvironmentVariantsUpdated,

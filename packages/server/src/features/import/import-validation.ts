@@ -1,4 +1,5 @@
 import type { ImportConstraint, ImportRequest } from '@flags/schemas';
+import { constraintProblems, payloadProblems } from '../constraint-rules.js';
 
 export type ValidationItem = {
   message: string;
@@ -139,6 +140,30 @@ export function planImport(request: ImportRequest, context: ImportContext): Impo
     }
   }
   add(errors, 'These constraint values are not legal values of their context field:', illegal);
+
+  // The rules of constraints and payloads every other write keeps (legal values are checked above,
+  // with the imported fields' values merged in).
+  const noLegalValues = new Map<string, Set<string>>();
+  add(
+    errors,
+    'These constraints or variant payloads are invalid:',
+    data.featureStrategies.flatMap((strategy, n) => [
+      ...constraintProblems(
+        strategy.constraints ?? [],
+        noLegalValues,
+        `data/featureStrategies/${n}/constraints`,
+      ),
+      ...payloadProblems(strategy.variants ?? [], `data/featureStrategies/${n}/variants`),
+    ]),
+  );
+  add(errors, 'These variant payloads are invalid:', [
+    ...data.features.flatMap((feature, n) =>
+      payloadProblems(feature.variants ?? [], `data/features/${n}/variants`),
+    ),
+    ...(data.featureEnvironments ?? []).flatMap((entry, n) =>
+      payloadProblems(entry.variants ?? [], `data/featureEnvironments/${n}/variants`),
+    ),
+  ]);
 
   const unknownParents: string[] = [];
   const selfDependent: string[] = [];

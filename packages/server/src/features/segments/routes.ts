@@ -6,6 +6,7 @@ import type { Database, Queryable } from '../../db/database.js';
 import { ApiError } from '../../errors.js';
 import type { RevisionTracker } from '../../revision.js';
 import { refuseDuplicate, writeConfig } from '../config-write.js';
+import { checkConstraints } from '../constraint-rules.js';
 import { recordEvent } from '../events/event-store.js';
 import { EVENT_TYPES } from '../events/event-types.js';
 import { refuseWhileUsed } from '../in-use.js';
@@ -71,6 +72,7 @@ export function segmentRoutes(
       const segment = await refuseDuplicate(`Segment "${name}"`, () =>
         writeConfig(db, revisions, async (tx) => {
           await requireProject(tx, project ?? null);
+          await checkConstraints(tx, constraints, 'body/constraints');
           const fields = {
             name,
             description: description ?? null,
@@ -132,6 +134,7 @@ export function segmentRoutes(
           const before = await findSegment(tx, id);
           if (!before) throw notFound(id);
           await requireProject(tx, project ?? null);
+          await checkConstraints(tx, constraints, 'body/constraints');
           if (project) {
             const elsewhere = [
               ...new Set(

@@ -19,7 +19,8 @@ export const tagTypeSchema = {
   type: 'object',
   required: ['name'],
   properties: {
-    name: idSchema,
+    // unleash-server refuses a one-character tag type name.
+    name: { ...idSchema, minLength: 2 },
     description: { type: 'string', maxLength: 1000 },
     icon: { type: ['string', 'null'], maxLength: 100 },
     color: { type: ['string', 'null'], pattern: '^#[0-9A-Fa-f]{6}$' },
