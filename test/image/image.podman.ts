@@ -189,6 +189,7 @@ describe('the container image', () => {
   );
 
   after(async () => {
+    if (missingTools().length > 0) return; // nothing was started
     await podman(['rm', '--force', '--volumes', SERVER, PROXY], 120_000);
     await podman(['rmi', '--force', IMAGE], 120_000);
   });

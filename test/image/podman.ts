@@ -1,8 +1,10 @@
 import { execFile, execFileSync, spawn } from 'node:child_process';
 import { createHash } from 'node:crypto';
 import {
+  accessSync,
   appendFileSync,
   chmodSync,
+  constants,
   copyFileSync,
   existsSync,
   mkdirSync,
@@ -33,20 +35,23 @@ const CA_BUNDLE = '/etc/ssl/certs/ca-certificates.crt';
 const RECIPE = 1;
 export const BASE_REPOSITORY = 'localhost/flags-test-base';
 
+/** Whether `command` is an executable file in a folder of PATH. */
+function onPath(command: string): boolean {
+  return (process.env.PATH ?? '').split(':').some((folder) => {
+    try {
+      accessSync(join(folder, command), constants.X_OK);
+      return true;
+    } catch {
+      return false;
+    }
+  });
+}
+
 /** What is missing to run the image test, with how to get it; empty when nothing is. */
 export function missingTools(): string[] {
-  const missing: string[] = [];
-  for (const [tool, from] of [
-    ['podman', 'podman'],
-    ['debootstrap', 'debootstrap'],
-    ['runc', 'runc'],
-  ] as const) {
-    try {
-      execFileSync('sh', ['-c', `command -v ${tool}`], { stdio: 'ignore' });
-    } catch {
-      missing.push(`${tool} (apt-get install -y ${from})`);
-    }
-  }
+  const missing = ['podman', 'runc', 'debootstrap']
+    .filter((command) => !onPath(command))
+    .map((command) => `${command} (apt-get install -y ${command})`);
   if (process.getuid?.() !== 0) missing.push('root (debootstrap and podman run as root here)');
   return missing;
 }
