@@ -7,6 +7,8 @@
 #
 # The install is scripts/pack-install.mjs, the script test/e2e/packed-install.test.ts runs outside a
 # container: it builds, packs every package and installs the tarballs without dev dependencies.
+# test/image/image.podman.ts builds this file and runs both services from it (CI, with Podman, on a
+# NODE_IMAGE it makes itself as node:22-slim is made: Debian, Node.js 22, npm, the `node` user).
 
 ARG NODE_IMAGE=node:22-slim
 
