@@ -38,6 +38,15 @@ export function help(): string {
         usage: `${name} [--url <base>] [--timeout <ms>]`,
         doc: `Asks a running flags-server whether it is ${passed}: exits 0 when GET <base>${path} answers 200 within the timeout, else 1, and prints one line (for container health checks without curl). <base> defaults to the server beside it: http://127.0.0.1 on the port of SERVER_PORT or PORT (4242), or the address of SERVER_HOST when it names one; --timeout defaults to ${DEFAULT_SERVER_PROBE_TIMEOUT_MS} ms. /health answers as soon as the server listens, /ready once it has loaded from its database.`,
       })),
+      {
+        usage:
+          'migrate from-unleash --url <URL> --token <admin token> [--database <URL>] [--dry-run]',
+        doc: "Copies a whole unleash-server (6, 7 or 8) into this server's database: flags in every environment, segments, context fields, API tokens with their secrets, users (with --database, their passwords). A second run copies only what changed; --dry-run writes nothing and exits 2 when something would change. `flags-server migrate --help` tells more.",
+      },
+      {
+        usage: 'migrate verify --url <URL> --token <admin token> [--flags-url <URL>]',
+        doc: "Compares what SDKs get from unleash-server and from this server with each of unleash-server's client and frontend tokens; exits 1 on any difference.",
+      },
     ],
     rows: serverConfig.options,
   });

@@ -91,8 +91,9 @@ describe('flags-server command line', () => {
     const [synopsis, , summary] = result.output.split('\n');
     assert.equal(
       synopsis,
-      'Usage: flags-server [-h|--help] [-V|--version] | health|ready [--url <base>] [--timeout <ms>]',
+      'Usage: flags-server [-h|--help] [-V|--version] | health|ready [--url <base>] [--timeout <ms>] | migrate from-unleash|verify …',
     );
+    assert.match(result.output, /\n {2}flags-server migrate from-unleash --url <URL> --token /);
     assert.match(result.output, /\n {2}flags-server ready \[--url <base>\] \[--timeout <ms>\]\n/);
     assert.match(summary ?? '', /^flags-server: /);
     const examples = result.output.slice(
@@ -107,6 +108,81 @@ describe('flags-server command line', () => {
     assert.match(examples, /PUBLIC_URL=https:\/\/.* TRUST_PROXY=/);
     assert.ok(
       result.output.indexOf('  SERVER_PORT, PORT  (port') > result.output.indexOf(examples),
+    );
+    assert.equal(result.createdDataDir, false);
+  });
+
+  it('migrate --help gives its synopsis, options and examples, starting nothing', async () => {
+    for (const args of [
+      ['migrate', '--help'],
+      ['migrate', 'from-unleash', '--help'],
+    ]) {
+      const result = await run(args, `migrate-help-${args.length}`);
+      assert.equal(result.status, 0, result.output);
+      assert.match(
+        result.output,
+        /^Usage:\n {2}flags-server migrate from-unleash --url <unleash-server URL> --token <admin token> \[--database <URL>\] \[--dry-run\]\n {2}flags-server migrate verify /,
+      );
+      for (const option of [
+        '--url',
+        '--token',
+        '--database',
+        '--dry-run',
+        '--flags-url',
+        '--contexts',
+      ])
+        assert.match(result.output, new RegExp(`\\n {6}${option} `), option);
+      assert.match(result.output, /\nExamples:\n(.|\n)*--dry-run\n/);
+      assert.equal(result.createdDataDir, false);
+    }
+  });
+
+  const migrateRefused: [readonly string[], RegExp][] = [
+    [['migrate'], /^Usage:\n/],
+    [
+      ['migrate', 'from-unleash', '--url', 'http://x', '--token', 't', '--dryrun'],
+      /^flags-server migrate: unknown option --dryrun for migrate from-unleash \(did you mean --dry-run\?\)\n/,
+    ],
+    [
+      ['migrate', 'from-unleash', '--url', 'http://x'],
+      /^flags-server migrate: migrate from-unleash needs --token\n/,
+    ],
+    [
+      ['migrate', 'verify', '--url', 'http://x', '--token', 't', '--contexts', 'many'],
+      /^flags-server migrate: --contexts takes a whole number of 1 or more, not "many"\n/,
+    ],
+    [
+      ['migrate', 'from-unleash', '--url', 'http://x', '--token', 't', '--flags-url', 'http://y'],
+      /^flags-server migrate: unknown option --flags-url for migrate from-unleash\n/,
+    ],
+    [
+      ['migrate', 'frm-unleash'],
+      /^flags-server migrate: unknown migrate command "frm-unleash" \(did you mean from-unleash\?\)/,
+    ],
+  ];
+  for (const [args, message] of migrateRefused)
+    it(`refuses \`flags-server ${args.join(' ')}\` with exit 2, starting nothing`, async () => {
+      const result = await run(args, `migrate-refused-${args.length}-${args[1]}`);
+      assert.equal(result.status, 2, result.output);
+      assert.match(result.output, message);
+      if (args.length > 1)
+        assert.match(
+          result.output,
+          /\nRun `flags-server migrate --help` for its options and examples\.\n$/,
+        );
+      assert.equal(result.createdDataDir, false);
+    });
+
+  it('migrate from-unleash names an unreachable unleash-server, exits 1 and creates no database', async () => {
+    const port = await freePort();
+    const result = await run(
+      ['migrate', 'from-unleash', '--url', `http://127.0.0.1:${port}`, '--token', '*:*.secret'],
+      'migrate-unreachable',
+    );
+    assert.equal(result.status, 1, result.output);
+    assert.match(
+      result.output,
+      /flags-server migrate from-unleash: cannot reach unleash-server at http:\/\/127\.0\.0\.1:\d+\/ \(ECONNREFUSED\); check --url and that it is running; nothing was written\n$/,
     );
     assert.equal(result.createdDataDir, false);
   });

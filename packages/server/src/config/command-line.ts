@@ -11,7 +11,7 @@ import {
  * take where to ask and how long to wait.
  */
 export const SERVER_SYNOPSIS =
-  '[-h|--help] [-V|--version] | health|ready [--url <base>] [--timeout <ms>]';
+  '[-h|--help] [-V|--version] | health|ready [--url <base>] [--timeout <ms>] | migrate from-unleash|verify …';
 
 /** `flags-server health|ready`: ask a running server, at `url` (else the environment's port). */
 export interface ServerProbeCommand {
