@@ -474,8 +474,9 @@ export function ResourcePage<T, X = undefined>(props: { spec: ResourceSpec<T, X>
                     }
                     ${
                       spec.details
-                        ? html`<details><summary>${spec.details.label}<span class="sr-only"> of ${spec.label(item)}</span></summary>
-                            ${spec.details.render(item, row)}</details>`
+                        ? html`<${Disclosure} label=${spec.details.label} of=${spec.label(item)}>
+                            ${() => spec.details?.render(item, row)}
+                          <//>`
                         : null
                     }
                   </td>
@@ -492,6 +493,20 @@ export function ResourcePage<T, X = undefined>(props: { spec: ResourceSpec<T, X>
         : null
     }
   </section>`;
+}
+
+/**
+ * A `<details>` whose content is made when it opens, each time anew (what it shows, such as where
+ * an item is used, is looked up then, not for every row when the list loads).
+ */
+function Disclosure(props: { label: string; of: string; children: () => unknown }) {
+  const [opened, setOpened] = useState(0);
+  return html`<details onToggle=${(event: Event) => {
+    if ((event.currentTarget as HTMLDetailsElement).open) setOpened((count) => count + 1);
+  }}>
+    <summary>${props.label}<span class="sr-only"> of ${props.of}</span></summary>
+    ${opened > 0 ? html`<div key=${opened}>${props.children()}</div>` : null}
+  </details>`;
 }
 
 /** Where an item is used, looked up when its details open: "Not used" or the list. */

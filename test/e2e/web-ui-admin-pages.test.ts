@@ -1,0 +1,293 @@
+import assert from 'node:assert/strict';
+import { readFileSync } from 'node:fs';
+import { createRequire } from 'node:module';
+import { after, before, describe, it } from 'node:test';
+import type { Browser, Page } from 'playwright-core';
+import { adminRequest } from '../../scripts/demo/seed.js';
+import { launchChromium, noChromium } from '../helpers/chromium.js';
+import { startUiServer, type UiServer } from '../helpers/ui-server.js';
+import { waitFor } from '../helpers/wait.js';
+
+const OPERATOR = '*:*.e2e-admin-pages-operator';
+const PASSWORD = 'a-password-long-enough';
+/** Screenshots for a person to look at (not compared by the test). */
+const SHOTS = '/tmp/flags-ui-admin-';
+const WIDE = { width: 1280, height: 900 };
+const NARROW = { width: 390, height: 844 };
+const AXE = readFileSync(createRequire(import.meta.url).resolve('axe-core/axe.min.js'), 'utf8');
+
+/** The configuration pages: address, heading, and whether a Viewer may see them. */
+const PAGES = [
+  { path: '/projects', heading: 'Projects', viewer: true },
+  { path: '/environments', heading: 'Environments', viewer: true },
+  { path: '/api-tokens', heading: 'API tokens', viewer: false },
+  { path: '/users', heading: 'Users and invite links', viewer: false },
+  { path: '/segments', heading: 'Segments', viewer: true },
+  { path: '/context-fields', heading: 'Context fields', viewer: true },
+  { path: '/tag-types', heading: 'Tag types', viewer: true },
+  { path: '/strategy-types', heading: 'Strategy types', viewer: true },
+] as const;
+
+/** The configuration pages on the resource page: list, form, delete with the in-use answer. */
+describe('configuration pages in Chromium', { skip: noChromium }, () => {
+  let server: UiServer | undefined;
+  let serverUrl: string;
+  let browser: Browser;
+
+  const admin = (method: string, path: string, body?: unknown) =>
+    adminRequest(serverUrl, OPERATOR, method, path, body);
+
+  before(async () => {
+    server = await startUiServer(OPERATOR);
+    serverUrl = server.url;
+    for (const [username, rootRole] of [
+      ['ada', 'Admin'],
+      ['vic', 'Viewer'],
+    ]) {
+      await admin('POST', '/api/admin/user-admin', { username, password: PASSWORD, rootRole });
+    }
+    // Long texts, to see that the layout holds them.
+    await admin('POST', '/api/admin/projects', {
+      id: 'a'.repeat(100),
+      name: 'A project with a long name '.repeat(3).trim(),
+      description: 'A description that goes on and on. '.repeat(27).trim(),
+    });
+    await admin('POST', '/api/admin/tag-types', { name: 'team', description: 'Owning team' });
+    browser = await launchChromium();
+  });
+
+  after(async () => {
+    await browser?.close();
+    await server?.close();
+  });
+
+  async function signIn(username: string, viewport = WIDE, problems: string[] = []) {
+    const context = await browser.newContext({ viewport });
+    const page = await context.newPage();
+    page.on('pageerror', (error) => problems.push(error.message));
+    page.on('console', (message) => {
+      // Who is signed in before logging in (401), and refusals the test asks for (400, 409).
+      if (message.type() === 'error' && !/status of 40[019]/.test(message.text())) {
+        problems.push(message.text());
+      }
+    });
+    await page.goto(serverUrl);
+    await page.getByLabel('User name').fill(username);
+    await page.getByLabel('Password').fill(PASSWORD);
+    await page.getByRole('button', { name: 'Log in' }).click();
+    await page.getByRole('heading', { name: 'Flags', exact: true }).waitFor();
+    return page;
+  }
+
+  async function assertAccessible(page: Page, what: string): Promise<void> {
+    await page.evaluate(AXE);
+    const violations = (await page.evaluate(`axe
+      .run({ runOnly: { type: 'tag', values: ['wcag2a', 'wcag2aa', 'wcag21a', 'wcag21aa'] } })
+      .then((result) => result.violations
+        .filter((violation) => violation.impact === 'serious' || violation.impact === 'critical')
+        .map((violation) => violation.id + ': ' + violation.help + ' (' +
+          violation.nodes.map((node) => node.target.join(' ')).join(', ') + ')'))`)) as string[];
+    assert.deepEqual(violations, [], `${what}: accessibility violations`);
+  }
+
+  async function assertFits(page: Page, what: string): Promise<void> {
+    const [scrollWidth, width] = (await page.evaluate(
+      '[document.documentElement.scrollWidth, window.innerWidth]',
+    )) as [number, number];
+    assert.ok(scrollWidth <= width, `${what}: ${scrollWidth} px wide in a ${width} px window`);
+  }
+
+  it('every page, as an Admin and as a Viewer, wide and at 390 px: no serious accessibility violation, nothing wider than the window; a Viewer gets no write controls and no Admin-only page', async () => {
+    for (const username of ['ada', 'vic']) {
+      for (const viewport of [WIDE, NARROW]) {
+        const problems: string[] = [];
+        const page = await signIn(username, viewport, problems);
+        const nav = page.getByRole('navigation', { name: 'Configure' });
+        for (const entry of PAGES) {
+          const what = `${entry.path} as ${username} at ${viewport.width} px`;
+          const visible = username === 'ada' || entry.viewer;
+          assert.equal(
+            await nav
+              .getByRole('link', { name: entry.heading.split(' and')[0]!, exact: true })
+              .count(),
+            visible ? 1 : 0,
+            what,
+          );
+          await page.goto(`${serverUrl}${entry.path}`);
+          await page
+            .getByRole('heading', {
+              name: entry.heading.split(visible ? '|' : ' and')[0]!,
+              level: 1,
+            })
+            .waitFor();
+          if (visible) await page.locator('table, p.muted:has-text("yet")').first().waitFor();
+          else await page.getByText(/Only Admins see/).waitFor();
+          if (username === 'vic') {
+            assert.equal(
+              await page.getByRole('button', { name: /^(New|Edit|Delete|Revoke)\b/ }).count(),
+              0,
+              what,
+            );
+          }
+          await page.screenshot({
+            path: `${SHOTS}${username}${entry.path.replace('/', '-')}-${viewport.width}.png`,
+            fullPage: true,
+          });
+          await assertFits(page, what);
+          await assertAccessible(page, what);
+        }
+        assert.deepEqual(problems, []);
+        await page.context().close();
+      }
+    }
+  });
+
+  it('context fields: errors beside the field, create, edit, and delete refused while a flag uses one, naming it', async () => {
+    const problems: string[] = [];
+    const page = await signIn('ada', WIDE, problems);
+    await page.goto(`${serverUrl}/context-fields`);
+    await page.getByRole('button', { name: 'New context field' }).click();
+    const form = page.getByRole('form', { name: 'New context field' });
+    // Focus moves to the form, so a keyboard or screen reader user is there.
+    assert.equal(await page.evaluate('document.activeElement?.textContent'), 'New context field');
+    await form.getByLabel('Name').fill('has spaces');
+    await form.getByRole('button', { name: 'Create context field' }).click();
+    const name = form.getByLabel('Name');
+    await form.locator('#context-fields-field-name-error').waitFor();
+    assert.equal(await name.getAttribute('aria-invalid'), 'true');
+    assert.match(await form.locator('#context-fields-field-name-error').innerText(), /pattern/);
+    await page.screenshot({ path: `${SHOTS}field-error.png`, fullPage: true });
+
+    await name.fill('region');
+    await form.getByLabel('Legal values').fill('eu, us');
+    await form.getByRole('button', { name: 'Create context field' }).click();
+    const row = page
+      .getByRole('row')
+      .filter({ has: page.getByRole('rowheader', { name: 'region' }) });
+    await row.getByText('eu, us').waitFor();
+
+    await row.getByRole('button', { name: 'Edit region' }).click();
+    const edit = page.getByRole('form', { name: 'Edit context field region' });
+    assert.equal(await edit.getByLabel('Name').getAttribute('readonly'), '');
+    await edit.getByLabel('Description').fill('Where the customer is');
+    await edit.getByLabel('Legal values').fill('eu, us, apac');
+    await edit.getByRole('button', { name: 'Save' }).click();
+    await row.getByText('eu, us, apac').waitFor();
+    await row.getByText('Where the customer is').waitFor();
+
+    // A flag's strategy uses it: the delete is refused with the server's answer, naming the flag.
+    await admin('POST', '/api/admin/projects/default/features', { name: 'regional-banner' });
+    await admin(
+      'POST',
+      '/api/admin/projects/default/features/regional-banner/environments/development/strategies',
+      {
+        name: 'default',
+        constraints: [{ contextName: 'region', operator: 'IN', values: ['eu'] }],
+      },
+    );
+    await row.locator('summary').click();
+    await row.getByText('regional-banner (development)').waitFor();
+    await row.getByRole('button', { name: 'Delete region' }).click();
+    await page
+      .getByRole('dialog', { name: 'Delete context field?' })
+      .getByRole('button', { name: 'Delete' })
+      .click();
+    const refusal = page.getByRole('alert').filter({ hasText: 'Context field "region" is in use' });
+    await refusal.waitFor();
+    assert.match(await refusal.innerText(), /regional-banner/);
+    await page.screenshot({ path: `${SHOTS}in-use.png`, fullPage: true });
+    assert.equal(await row.count(), 1, 'still listed');
+
+    await admin('DELETE', '/api/admin/projects/default/features/regional-banner');
+    await admin('DELETE', '/api/admin/archive/regional-banner');
+    await row.getByRole('button', { name: 'Delete region' }).click();
+    await page
+      .getByRole('dialog', { name: 'Delete context field?' })
+      .getByRole('button', { name: 'Delete' })
+      .click();
+    await page.getByRole('status').filter({ hasText: 'region is deleted.' }).waitFor();
+    assert.equal(await row.count(), 0);
+    assert.deepEqual(problems, []);
+    await page.context().close();
+  });
+
+  it('segments: edited in the same form, with the flags that use them listed', async () => {
+    const created = (await admin('POST', '/api/admin/segments', {
+      name: 'testers',
+      constraints: [{ contextName: 'userId', operator: 'IN', values: ['alice'] }],
+    })) as { id: number };
+    await admin('POST', '/api/admin/projects/default/features', { name: 'tested-feature' });
+    await admin(
+      'POST',
+      '/api/admin/projects/default/features/tested-feature/environments/development/strategies',
+      { name: 'default', constraints: [], segments: [created.id] },
+    );
+    const problems: string[] = [];
+    const page = await signIn('ada', WIDE, problems);
+    await page.goto(`${serverUrl}/segments`);
+    const row = page
+      .getByRole('row')
+      .filter({ has: page.getByRole('rowheader', { name: 'testers' }) });
+    await row.locator('summary').click();
+    await row.getByText('tested-feature (default, development)').waitFor();
+    await row.getByRole('button', { name: 'Edit testers' }).click();
+    const form = page.getByRole('form', { name: 'Edit segment testers' });
+    await form.locator('#segments-field-name').fill('beta-testers');
+    await form.locator('#segments-field-constraints-c0-values').fill('alice, bob');
+    await form.getByLabel('Description').focus();
+    await form.getByRole('button', { name: 'Save' }).click();
+    const renamed = page
+      .getByRole('row')
+      .filter({ has: page.getByRole('rowheader', { name: 'beta-testers' }) });
+    await renamed.getByText('userId is one of alice, bob').waitFor();
+    const stored = (await admin('GET', `/api/admin/segments/${created.id}`)) as {
+      name: string;
+      constraints: { values: string[] }[];
+    };
+    assert.equal(stored.name, 'beta-testers');
+    assert.deepEqual(stored.constraints[0]?.values, ['alice', 'bob']);
+    assert.deepEqual(problems, []);
+    await page.context().close();
+  });
+
+  it('with the keyboard alone: a tag type is created, and a project’s environment is switched off and on', async () => {
+    const problems: string[] = [];
+    const page = await signIn('ada', WIDE, problems);
+    await page.goto(`${serverUrl}/tag-types`);
+    await page.getByRole('button', { name: 'New tag type' }).focus();
+    await page.keyboard.press('Enter');
+    await page.getByRole('form', { name: 'New tag type' }).waitFor();
+    await page.keyboard.press('Tab');
+    await page.keyboard.type('owner');
+    await page.keyboard.press('Tab');
+    await page.keyboard.type('Who to ask');
+    await page.keyboard.press('Enter');
+    await page.getByRole('rowheader', { name: 'owner' }).waitFor();
+    assert.deepEqual(
+      ((await admin('GET', '/api/admin/tag-types/owner')) as { tagType: { description: string } })
+        .tagType.description,
+      'Who to ask',
+    );
+
+    await page.goto(`${serverUrl}/projects`);
+    const row = page
+      .getByRole('row')
+      .filter({ has: page.getByRole('rowheader', { name: 'default' }) });
+    await row.locator('summary').focus();
+    await page.keyboard.press('Enter');
+    const production = row.getByRole('switch', { name: 'production in default' });
+    await production.waitFor();
+    assert.equal(await production.isChecked(), true);
+    await production.focus();
+    await page.keyboard.press('Space');
+    await waitFor(async () => !(await production.isChecked()), 10_000, 'production off');
+    let project = (await admin('GET', '/api/admin/projects/default')) as { environments: string[] };
+    assert.deepEqual(project.environments, ['development']);
+    await page.keyboard.press('Space');
+    await waitFor(async () => await production.isChecked(), 10_000, 'production on');
+    project = (await admin('GET', '/api/admin/projects/default')) as { environments: string[] };
+    assert.deepEqual(project.environments.sort(), ['development', 'production']);
+    assert.deepEqual(problems, []);
+    await page.context().close();
+  });
+});
