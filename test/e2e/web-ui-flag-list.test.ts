@@ -73,12 +73,12 @@ describe('the flag list in Chromium', { skip: noChromium }, () => {
     await server?.close();
   });
 
-  async function signIn(width = 1280, height = 900): Promise<Page> {
+  async function signIn(width = 1280, height = 900, username = 'ada'): Promise<Page> {
     const context = await browser.newContext({ viewport: { width, height } });
     const page = await context.newPage();
     await page.goto(serverUrl);
-    await page.getByLabel('User name').fill('ada');
-    await page.getByLabel('Password').fill('ada-password-long-enough');
+    await page.getByLabel('User name').fill(username);
+    await page.getByLabel('Password').fill(`${username}-password-long-enough`);
     await page.getByRole('button', { name: 'Log in' }).click();
     await page.getByRole('heading', { name: 'Flags', exact: true }).waitFor();
     return page;
@@ -167,7 +167,7 @@ describe('the flag list in Chromium', { skip: noChromium }, () => {
     assert.equal(search(page), '');
 
     // Typing a search replaces the address rather than adding a history entry per key.
-    const entries = await page.evaluate(() => history.length);
+    const entries = await page.evaluate('history.length');
     await filter(page).getByLabel('Search').pressSequentially('refu');
     await waitFor(
       async () => (await rowNames(page)).join() === 'refunds',
@@ -175,7 +175,7 @@ describe('the flag list in Chromium', { skip: noChromium }, () => {
       'the search finds refunds',
     );
     assert.equal(search(page), '?q=refu');
-    assert.equal(await page.evaluate(() => history.length), entries);
+    assert.equal(await page.evaluate('history.length'), entries);
     await page.context().close();
   });
 
@@ -189,8 +189,9 @@ describe('the flag list in Chromium', { skip: noChromium }, () => {
       await filterBox.fill(LONG_NAME.slice(0, 40));
       const link = page.getByRole('link', { name: LONG_NAME });
       await link.waitFor();
+      // A string, run in the page (no DOM types in this test's compilation).
       const overflow = await page.evaluate(
-        () => document.documentElement.scrollWidth - document.documentElement.clientWidth,
+        'document.documentElement.scrollWidth - document.documentElement.clientWidth',
       );
       assert.equal(overflow, 0, `no sideways scroll at ${width} px`);
       for (const environment of ['development', 'production']) {
@@ -233,6 +234,22 @@ describe('the flag list in Chromium', { skip: noChromium }, () => {
       await page.getByRole('switch', { name: 'refunds in development' }).isChecked(),
       false,
     );
+    await page.context().close();
+  });
+
+  it('a session ended elsewhere (the user deleted): the open list shows the login page by itself', async () => {
+    const { id } = (await admin('POST', '/api/admin/user-admin', {
+      username: 'dan',
+      name: 'Dan',
+      password: 'dan-password-long-enough',
+      rootRole: 'Editor',
+    })) as { id: number };
+    const page = await signIn(1280, 900, 'dan');
+    await page.getByRole('link', { name: 'checkout-v2' }).waitFor();
+    await admin('DELETE', `/api/admin/user-admin/${id}`);
+    // No click: the admin event stream ends with the session, and the page learns why.
+    await page.getByRole('button', { name: 'Log in' }).waitFor({ timeout: 20_000 });
+    await page.getByText('Your session ended').waitFor();
     await page.context().close();
   });
 });

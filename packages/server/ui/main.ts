@@ -47,6 +47,11 @@ function useLive(enabled: boolean): Live {
       };
       for (const listener of listeners) listener(features);
     });
+    // A stream the server refuses stays closed (a 401 when the session ended): asking who is
+    // signed in then shows the login page at once, without waiting for the next click.
+    source.addEventListener('error', () => {
+      if (source.readyState === EventSource.CLOSED) get('/api/admin/user').catch(() => {});
+    });
     return () => source.close();
   }, [enabled, listeners]);
   return useMemo(
