@@ -282,7 +282,7 @@ describe('packed packages installed without dev dependencies', () => {
         output: proxyOutput,
       });
 
-      // The image's HEALTHCHECK: `flags-proxy health`, beside the proxy (its PORT).
+      // The proxy's own probe (the image's health check runs it where the proxy runs), beside it (its PORT).
       const health = await run(ENTRYPOINT, ['health'], {
         env: {
           PATH: `${join(installed, 'node_modules/.bin')}:${process.env.PATH ?? ''}`,
