@@ -33,6 +33,11 @@ function documentedVariables(option: string, quote = (name: string) => `\`${name
     .join(', ');
 }
 
+const REQUIRED_FOR_PRETRUSTED = {
+  FLAGS_URL: 'http://upstream/api',
+  FLAGS_API_TOKEN: '*:development.abc',
+};
+
 function problems(env: Record<string, string>, options = {}): string[] {
   try {
     loadConfig(env, options);
@@ -64,6 +69,20 @@ describe('configuration', () => {
       ['clientKeys', 'proxySecrets', 'flagsApiToken'].includes(row.key),
     ))
       assert.ok(found?.includes(`(${option.env.join(' or ')})`), `${option.key} in: ${found}`);
+  });
+
+  it('takes pretrusted tokens as Unleash-format frontend tokens or secret@environment only', () => {
+    const env = { ...REQUIRED_FOR_PRETRUSTED };
+    const pretrusted = (value: string) =>
+      loadConfig({ ...env, PRETRUSTED_TOKENS: value }).pretrustedTokens;
+    assert.deepEqual(pretrusted('web:development.abc, legacy@production'), [
+      'web:development.abc',
+      'legacy@production',
+    ]);
+    // A bare word is neither: Unleash Edge refuses it; trusting it would let anyone send it.
+    assert.deepEqual(problems({ ...env, PRETRUSTED_TOKENS: 'legacy@production,3064,@x' }), [
+      'PRETRUSTED_TOKENS must be a list, each an Unleash-format frontend token (`project:environment.secret`) or `secret@environment` (entries 2, 3)',
+    ]);
   });
 
   it('needs no client keys when a startup token is Unleash-format', () => {

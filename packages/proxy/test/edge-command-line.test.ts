@@ -228,6 +228,15 @@ describe('Unleash Edge 20 command line', () => {
     assert.deepEqual(refusal(['-b', 'x', 'offline']), [
       'unknown option -b; it is an option of edge (--backup-folder) and of offline (--bootstrap-file): write it after the subcommand',
     ]);
+    // After `edge`, `-p` is the pretrusted tokens: a port there would silently become a key that
+    // anyone could send, and the proxy would listen on 3063.
+    assert.deepEqual(refusal(['edge', '-p', '3064', '-u', 'http://u']), [
+      '-p (--pretrusted-tokens) 3064 looks like a port: after `edge`, -p is the pretrusted tokens; write the port before `edge` (-p 3064 edge …)',
+    ]);
+    assert.deepEqual(refusal(['edge', '-p3064,k@development']), [
+      '-p (--pretrusted-tokens) 3064 looks like a port: after `edge`, -p is the pretrusted tokens; write the port before `edge` (-p 3064 edge …)',
+    ]);
+    assert.equal(settings(['edge', '--pretrusted-tokens', 'k@development']).line.command, 'edge');
   });
 });
 

@@ -155,6 +155,13 @@ export function parseCommandLine(args: readonly string[]): CommandLine {
       value = next;
       i++;
     }
+    const port = long ? undefined : portAfterCommand(option, value);
+    if (port !== undefined) {
+      problems.push(
+        `${label} ${port} looks like a port: after \`${command}\`, -${option.short} is the pretrusted tokens; write the port before \`${command}\` (-${option.short} ${port} ${command} …)`,
+      );
+      continue;
+    }
     edgeGiven.push({ option, label, value });
   }
   const variables: Record<string, string> = {};
@@ -222,6 +229,19 @@ export function ownSettings(line: CommandLine, known: OwnVariables): Record<stri
   }
   if (problems.length > 0) throw new UsageError(problems);
   return variables;
+}
+
+/**
+ * The port in the value of `-p` written after the subcommand, where it is Edge's pretrusted tokens
+ * (`-p` is the port before it): no pretrusted token is a bare number, and taking one would listen
+ * on the default port and trust that number as a key.
+ */
+function portAfterCommand(option: EdgeOption, value: string): string | undefined {
+  if (option.long !== 'pretrusted-tokens') return undefined;
+  return value
+    .split(',')
+    .map((entry) => entry.trim())
+    .find((entry) => /^\d{1,5}$/.test(entry));
 }
 
 /** The long options `command` takes, without `--`: Edge's, ours (`known`), help and version. */

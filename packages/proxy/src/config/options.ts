@@ -30,6 +30,13 @@ export type { ContextEnricher, Logger };
 
 /** `project:environment.secret` (`*` or `[]` for the projects), the form Unleash tokens take. */
 export const UNLEASH_TOKEN_PATTERN = '^[^:.\\s]+:[^:.\\s]+\\..+$';
+/**
+ * A `pretrustedTokens` entry, as Unleash Edge takes one: an Unleash-format token, or
+ * `secret@environment` (a plain client key bound to an environment). A bare word is refused, as
+ * Edge refuses it: trusted without any check, it would be a key anyone could guess (`-p 3064`
+ * written after `edge`).
+ */
+const PRETRUSTED_TOKEN_PATTERN = `(?:${UNLEASH_TOKEN_PATTERN})|^\\S+@[^@\\s]+$`;
 
 /** How the proxy syncs with its upstream (`upstreamStreaming`). */
 export const UPSTREAM_SYNC_MODES = ['auto', 'polling'] as const;
@@ -207,11 +214,17 @@ export const proxySchema = Type.Object(
       secret: true,
       doc: 'Comma-separated client tokens of the upstream, sent as `Authorization`: one environment is synced per token. Unleash-format tokens (`project:environment.secret`) name their environment; the first token’s environment serves plain client keys.',
     }),
-    pretrustedTokens: option(list(), {
-      env: ['FLAGS_PRETRUSTED_TOKENS', 'PRETRUSTED_TOKENS'],
-      secret: true,
-      doc: 'Comma-separated keys accepted without asking the upstream: Unleash-format frontend tokens, or `secret@environment` (a plain client key bound to an environment).',
-    }),
+    pretrustedTokens: option(
+      Type.Array(Type.String({ pattern: PRETRUSTED_TOKEN_PATTERN }), {
+        title:
+          'a list, each an Unleash-format frontend token (`project:environment.secret`) or `secret@environment`',
+      }),
+      {
+        env: ['FLAGS_PRETRUSTED_TOKENS', 'PRETRUSTED_TOKENS'],
+        secret: true,
+        doc: 'Comma-separated keys accepted without asking the upstream: Unleash-format frontend tokens, or `secret@environment` (a plain client key bound to an environment).',
+      },
+    ),
     tokenRevalidationInterval: option(Type.Integer({ exclusiveMinimum: 0 }), {
       env: [
         'FLAGS_TOKEN_REVALIDATION_INTERVAL',
