@@ -263,6 +263,8 @@ describe('configuration pages in Chromium', { skip: noChromium }, () => {
     await page.keyboard.type('Who to ask');
     await page.keyboard.press('Enter');
     await page.getByRole('rowheader', { name: 'owner' }).waitFor();
+    // The keyboard is back where it was: on the button that opens the form.
+    assert.equal(await page.evaluate('document.activeElement?.textContent'), 'New tag type');
     assert.deepEqual(
       ((await admin('GET', '/api/admin/tag-types/owner')) as { tagType: { description: string } })
         .tagType.description,

@@ -78,7 +78,10 @@ describe('day one in the web UI', { skip: noChromium }, () => {
 
   /** A fresh browser (own cookies); page errors and unexpected console errors kept. */
   async function open(problems: string[]): Promise<Page> {
-    const context = await browser.newContext({ viewport: { width: 1280, height: 900 } });
+    const context = await browser.newContext({
+      viewport: { width: 1280, height: 900 },
+      permissions: ['clipboard-read', 'clipboard-write'],
+    });
     const page = await context.newPage();
     page.on('pageerror', (error) => problems.push(error.message));
     page.on('console', (message) => {
@@ -128,6 +131,10 @@ describe('day one in the web UI', { skip: noChromium }, () => {
     });
     await page.getByRole('heading', { name: `Token ${name} is created` }).waitFor();
     const secret = await page.locator('[data-secret]').innerText();
+    // Copy puts the whole secret on the clipboard.
+    await page.getByRole('button', { name: 'Copy' }).click();
+    await page.getByRole('status').filter({ hasText: 'Copied.' }).waitFor();
+    assert.equal(await page.evaluate('navigator.clipboard.readText()'), secret);
     assert.match(secret, new RegExp(`^${PROJECT}:${ENVIRONMENT}\\.`));
     const snippet = await page.locator('.snippet').innerText();
     assert.ok(snippet.includes(secret), 'the SDK snippet uses the secret');

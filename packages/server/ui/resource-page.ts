@@ -351,6 +351,20 @@ export function ResourcePage<T, X = undefined>(props: { spec: ResourceSpec<T, X>
   const [editing, setEditing] = useState<Editing<T>>({ mode: 'closed' });
   const [deleting, setDeleting] = useState<T>();
   const [created, setCreated] = useState<{ answer: unknown; values: Values }>();
+  // When the form closes, the keyboard goes back to the button that opens it, or to what was
+  // created (a secret to copy).
+  const newButton = useRef<HTMLButtonElement>(null);
+  const createdHeading = useRef<HTMLDivElement>(null);
+  const formOpen = useRef(false);
+  useEffect(() => {
+    if (editing.mode !== 'closed') {
+      formOpen.current = true;
+      return;
+    }
+    if (!formOpen.current) return;
+    formOpen.current = false;
+    (createdHeading.current ?? newButton.current)?.focus();
+  }, [editing.mode]);
   const load = useCallback(() => {
     Promise.all([spec.list(), spec.extra ? spec.extra() : Promise.resolve(undefined as X)]).then(
       ([list, more]) => {
@@ -390,7 +404,7 @@ export function ResourcePage<T, X = undefined>(props: { spec: ResourceSpec<T, X>
       <${Heading} id=${headingId}>${spec.title}<//>
       ${
         writable && spec.create && editing.mode === 'closed'
-          ? html`<button type="button" onClick=${() => {
+          ? html`<button type="button" ref=${newButton} onClick=${() => {
               setCreated(undefined);
               setEditing({ mode: 'create' });
             }}>New ${spec.noun}</button>`
@@ -413,7 +427,7 @@ export function ResourcePage<T, X = undefined>(props: { spec: ResourceSpec<T, X>
     }
     ${
       created && spec.created
-        ? html`<div class="card created">
+        ? html`<div class="card created" tabIndex="-1" ref=${createdHeading}>
             ${spec.created(created.answer, created.values)}
             <div class="actions"><button type="button" class="secondary"
               onClick=${() => setCreated(undefined)}>Done</button></div>
