@@ -146,6 +146,10 @@ describe('many environments with Unleash-format tokens', () => {
     assert.deepEqual(names(wrapped), ['prod-billing', 'prod-default']);
     const plainOrder = await call(run, 'GET', '/proxy', LEGACY_KEY);
     assert.deepEqual(names(plainOrder), ['zeta-dev', 'alpha-dev'], '/proxy keeps upstream order');
+    // /proxy takes a frontend token too (Unleash Proxy answers it 401), from its environment.
+    const proxyRoute = await call(run, 'GET', '/proxy?userId=1', PROD_FRONTEND);
+    assert.equal(proxyRoute.status, 200);
+    assert.deepEqual(names(proxyRoute), ['prod-default', 'prod-billing']);
   });
 
   it('narrows a project token to its projects', async () => {
