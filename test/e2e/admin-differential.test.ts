@@ -259,6 +259,196 @@ interface Strategy {
   id: string;
 }
 
+/**
+ * Constraints, variant payloads and names each server checks: every body is sent to both, and
+ * both must answer the same status (400 for what breaks a rule, 200/201 for what keeps it). The
+ * flag they are written to is archived at the end, so the served state compared later is the
+ * script's own.
+ */
+async function validationScript(run: ScriptRun): Promise<void> {
+  const flag = 'diff.validation';
+  const strategies = strategyPath(flag, 'development');
+  await run.must('create the validation flag', 'POST', PROJECT, { name: flag });
+  await run.must('context field tier with legal values', 'POST', '/api/admin/context', {
+    name: 'tier',
+    legalValues: [{ value: 'free' }, { value: 'pro' }],
+  });
+  const constraints: readonly [string, Record<string, unknown>][] = [
+    ['a legal value', { contextName: 'tier', operator: 'IN', values: ['pro'] }],
+    ['a value outside the legal values', { contextName: 'tier', operator: 'IN', values: ['mars'] }],
+    ['NOT_IN outside the legal values', { contextName: 'tier', operator: 'NOT_IN', values: ['x'] }],
+    [
+      'STR_CONTAINS outside the legal values',
+      { contextName: 'tier', operator: 'STR_CONTAINS', values: ['fr'] },
+    ],
+    ['NUM_EQ outside the legal values', { contextName: 'tier', operator: 'NUM_EQ', value: '5' }],
+    ['IN without values', { contextName: 'userId', operator: 'IN', values: [] }],
+    ['NOT_IN without values', { contextName: 'userId', operator: 'NOT_IN' }],
+    [
+      'STR_STARTS_WITH without values',
+      { contextName: 'userId', operator: 'STR_STARTS_WITH', values: [] },
+    ],
+    ['IN with an empty value', { contextName: 'userId', operator: 'IN', values: [''] }],
+    ['IN with one value instead of a list', { contextName: 'userId', operator: 'IN', value: 'a' }],
+    ['NUM_GT with a number', { contextName: 'seats', operator: 'NUM_GT', value: '12.5' }],
+    ['NUM_GT with an exponent', { contextName: 'seats', operator: 'NUM_GT', value: '1e3' }],
+    ['NUM_GT with words', { contextName: 'seats', operator: 'NUM_GT', value: 'many' }],
+    ['NUM_GT with hex', { contextName: 'seats', operator: 'NUM_GT', value: '0x10' }],
+    [
+      'NUM_GT beyond safe integers',
+      { contextName: 'seats', operator: 'NUM_GT', value: '9007199254740993' },
+    ],
+    ['NUM_GT without value', { contextName: 'seats', operator: 'NUM_GT' }],
+    ['NUM_GT with a list', { contextName: 'seats', operator: 'NUM_GT', values: ['1'] }],
+    [
+      'DATE_AFTER with a date',
+      { contextName: 'currentTime', operator: 'DATE_AFTER', value: '2024-01-01' },
+    ],
+    [
+      'DATE_AFTER with milliseconds',
+      { contextName: 'currentTime', operator: 'DATE_AFTER', value: '0' },
+    ],
+    [
+      'DATE_AFTER with words',
+      { contextName: 'currentTime', operator: 'DATE_AFTER', value: 'yesterday' },
+    ],
+    [
+      'DATE_AFTER with month 13',
+      { contextName: 'currentTime', operator: 'DATE_AFTER', value: '2024-13-45' },
+    ],
+    [
+      'DATE_BEFORE with hour 25',
+      { contextName: 'currentTime', operator: 'DATE_BEFORE', value: '2024-01-01T25:00:00Z' },
+    ],
+    ['DATE_BEFORE without value', { contextName: 'currentTime', operator: 'DATE_BEFORE' }],
+    [
+      'SEMVER_GTE with a version',
+      { contextName: 'appVersion', operator: 'SEMVER_GTE', value: '1.2.3-beta.1' },
+    ],
+    [
+      'SEMVER_GTE with two parts',
+      { contextName: 'appVersion', operator: 'SEMVER_GTE', value: '1.2' },
+    ],
+    ['SEMVER_GTE with a v', { contextName: 'appVersion', operator: 'SEMVER_GTE', value: 'v1.2.3' }],
+    [
+      'SEMVER_GTE with a leading zero',
+      { contextName: 'appVersion', operator: 'SEMVER_GTE', value: '1.2.3-beta.01' },
+    ],
+    ['SEMVER_EQ without value', { contextName: 'appVersion', operator: 'SEMVER_EQ' }],
+    [
+      'REGEX with a pattern',
+      { contextName: 'email', operator: 'REGEX', value: '^[a-z]+@example\\.com$' },
+    ],
+    ['REGEX unclosed', { contextName: 'email', operator: 'REGEX', value: '[' }],
+    ['REGEX with a look-ahead', { contextName: 'email', operator: 'REGEX', value: 'a(?=b)' }],
+    ['an empty value', { contextName: 'userId', operator: 'IN', values: ['a'], value: '' }],
+    ['an unknown operator', { contextName: 'userId', operator: 'SOUNDS_LIKE', values: ['a'] }],
+  ];
+  for (const [label, constraint] of constraints) {
+    await run.call(`constraint: ${label}`, 'POST', strategies, {
+      name: 'default',
+      constraints: [constraint],
+    });
+  }
+  const added = await run.must<Strategy>('a strategy to replace', 'POST', strategies, {
+    name: 'default',
+  });
+  await run.call(
+    'constraint: replaced with one outside the legal values',
+    'PUT',
+    `${strategies}/${added.id}`,
+    {
+      name: 'default',
+      constraints: [{ contextName: 'tier', operator: 'IN', values: ['gold'] }],
+    },
+  );
+  await run.call('constraint: patched with a bad number', 'PATCH', `${strategies}/${added.id}`, [
+    {
+      op: 'replace',
+      path: '/constraints',
+      value: [{ contextName: 'seats', operator: 'NUM_EQ', value: 'ten' }],
+    },
+  ]);
+
+  const payloads: readonly [string, { type: string; value: string }][] = [
+    ['a JSON object', { type: 'json', value: '{"a":1}' }],
+    ['a JSON array', { type: 'json', value: '[1]' }],
+    ['JSON that does not parse', { type: 'json', value: '{bad' }],
+    ['JSON that is a number', { type: 'json', value: '1' }],
+    ['empty JSON', { type: 'json', value: '' }],
+    ['csv', { type: 'csv', value: 'a,b' }],
+    ['empty csv', { type: 'csv', value: '' }],
+    ['empty string', { type: 'string', value: '' }],
+    ['a number that is words', { type: 'number', value: 'ten' }],
+    ['an unknown payload type', { type: 'xml', value: '<a/>' }],
+  ];
+  for (const [label, payload] of payloads) {
+    await run.call(`payload: ${label}`, 'PUT', variantsPath(flag, 'development'), [
+      { name: 'v', weight: 1000, weightType: 'variable', stickiness: 'default', payload },
+    ]);
+  }
+  await run.call('payload: a strategy variant of bad JSON', 'POST', strategies, {
+    name: 'flexibleRollout',
+    parameters: { rollout: '50', stickiness: 'default', groupId: flag },
+    variants: [
+      {
+        name: 'v',
+        weight: 1000,
+        weightType: 'variable',
+        stickiness: 'default',
+        payload: { type: 'json', value: '{bad' },
+      },
+    ],
+  });
+
+  await run.call('segment: outside the legal values', 'POST', '/api/admin/segments', {
+    name: 'diff-mars',
+    constraints: [{ contextName: 'tier', operator: 'IN', values: ['mars'] }],
+  });
+  await run.call('segment: a bad semantic version', 'POST', '/api/admin/segments', {
+    name: 'diff-bad-version',
+    constraints: [{ contextName: 'appVersion', operator: 'SEMVER_LT', value: 'latest' }],
+  });
+  await run.call('segment: replaced without values', 'PUT', '/api/admin/segments/1', {
+    name: 'diff-eu-paying',
+    constraints: [{ contextName: 'region', operator: 'IN', values: [] }],
+  });
+
+  const names: readonly [string, string, Record<string, unknown>][] = [
+    ['a flag name with a space', PROJECT, { name: 'diff validation' }],
+    ['a flag name with a slash', PROJECT, { name: 'diff/validation' }],
+    ['a context field name with a space', '/api/admin/context', { name: 'user tier' }],
+    ['a context field name with a colon', '/api/admin/context', { name: 'a:b' }],
+    [
+      'a context field with one legal value twice',
+      '/api/admin/context',
+      {
+        name: 'twice',
+        legalValues: [{ value: 'a' }, { value: 'a' }],
+      },
+    ],
+    [
+      'a context field with an empty legal value',
+      '/api/admin/context',
+      {
+        name: 'empty',
+        legalValues: [{ value: '' }],
+      },
+    ],
+    [
+      'a segment name with a space',
+      '/api/admin/segments',
+      { name: 'diff spaced', constraints: [] },
+    ],
+    ['a tag type of one character', '/api/admin/tag-types', { name: 'a' }],
+    ['a tag type with a space', '/api/admin/tag-types', { name: 'diff type' }],
+    ['a tag of one character', '/api/admin/tags', { type: 'simple', value: 'a' }],
+  ];
+  for (const [label, path, body] of names) await run.call(`name: ${label}`, 'POST', path, body);
+
+  await run.must('archive the validation flag', 'DELETE', `${PROJECT}/${flag}`);
+}
+
 /** The admin script: builds the flag set, then edits it. Same calls on both servers. */
 async function adminScript(run: ScriptRun): Promise<void> {
   // Kept: flags-server has `userWithId` built in (flags of older Unleash versions use it and every
@@ -926,6 +1116,8 @@ async function adminScript(run: ScriptRun): Promise<void> {
     variantsPath('diff.revive-active', 'development'),
     [{ name: 'rest', weight: 0, weightType: 'variable' }],
   );
+
+  await validationScript(run);
 
   // Reads of the final state, compared field by field.
   for (const flag of FLAGS) await run.call(`${flag}: read`, 'GET', `${PROJECT}/${flag}`);
