@@ -101,6 +101,28 @@ const FLAGS_ONLY: Readonly<
       "Unleash Enterprise's login history path; open-source unleash-server has none. Admins " +
       'only: it names users and their addresses.',
   },
+  'GET /api/admin/auth/oidc/settings': {
+    row: ROWS.admin,
+    why:
+      "Single sign-on settings, Unleash Enterprise's path; open-source unleash-server has none. " +
+      'Admins only: they hold the client secret (never answered).',
+  },
+  'POST /api/admin/auth/oidc/settings': { row: ROWS.admin, why: 'As reading them.' },
+  'GET /api/admin/auth/simple/settings': {
+    row: ROWS.admin,
+    why: "Whether password logins are on, Unleash Enterprise's path; an Admin's setting.",
+  },
+  'POST /api/admin/auth/simple/settings': { row: ROWS.admin, why: 'As reading it.' },
+  'GET /api/admin/groups': {
+    row: ROWS.admin,
+    why:
+      "Groups (Unleash Enterprise's shape) map the identity provider's groups to root roles: " +
+      'part of user administration, which is Admin-only.',
+  },
+  'POST /api/admin/groups': { row: ROWS.admin, why: 'As the list of groups.' },
+  'GET /api/admin/groups/:id': { row: ROWS.admin, why: 'As the list of groups.' },
+  'PUT /api/admin/groups/:id': { row: ROWS.admin, why: 'As the list of groups.' },
+  'DELETE /api/admin/groups/:id': { row: ROWS.admin, why: 'As the list of groups.' },
   'GET /api/admin/insights': {
     row: ROWS.any,
     why:
