@@ -68,7 +68,7 @@ async function serve(
     ]);
   const mode = command === undefined ? 'proxy' : 'edge';
   const env = { ...process.env, ...variables };
-  const edgeFindings = edgeVariableFindings(env);
+  const edgeFindings = edgeVariableFindings(env, written);
   let proxy: Awaited<ReturnType<typeof createProxy>>;
   let upstream: import('./offline/index.js').OfflineUpstream | undefined;
   try {

@@ -79,23 +79,30 @@ describe("Unleash Edge 20 options, as the migration guide's table says", () => {
         assert.ok(refusal(args).some((line) => line.includes(handling.instead)));
         return;
       }
-      const { variables } = settings(args);
+      const { line, variables } = settings(args);
       const env = option.env as string;
       assert.equal(variables[env], option.flag ? 'true' : 'x', `${env} is set`);
-      const findings = edgeVariableFindings(variables);
+      // Named as written: `--consumption` on the command line, CONSUMPTION in the environment.
+      const findings = edgeVariableFindings(variables, line.written);
+      const fromEnv = edgeVariableFindings(variables);
       if (handling.kind === 'supported') {
         assert.notDeepEqual(edgeVariableReaders(env), [], `${env} is read by an option of ours`);
         assert.deepEqual(findings, { warnings: [], refusals: [] });
       } else if (handling.kind === 'ignored') {
         assert.deepEqual(edgeVariableReaders(env), [], `${env} is read by nothing`);
         assert.equal(findings.warnings.length, 1);
-        assert.match(findings.warnings[0] as string, new RegExp(`\\b${env} \\(`));
+        assert.ok(findings.warnings[0]?.includes(`: --${option.long} (`), findings.warnings[0]);
+        assert.match(fromEnv.warnings[0] as string, new RegExp(`\\b${env} \\(`));
         assert.deepEqual(findings.refusals, []);
       } else {
         assert.deepEqual(edgeVariableReaders(env), [], `${env} is read by nothing`);
         assert.deepEqual(findings.warnings, []);
         assert.equal(findings.refusals.length, 1);
-        assert.ok(findings.refusals[0]?.startsWith(`${env} is an Unleash Edge option`));
+        assert.ok(
+          findings.refusals[0]?.startsWith(`--${option.long} is an Unleash Edge option`),
+          findings.refusals[0],
+        );
+        assert.ok(fromEnv.refusals[0]?.startsWith(`${env} is an Unleash Edge option`));
         assert.ok(findings.refusals[0]?.includes(handling.instead));
       }
       if (option.short !== undefined) {

@@ -249,27 +249,31 @@ export interface EdgeFindings {
 
 /**
  * The Edge variables set (not empty) in `env` that flags-proxy does not use: a warning for those
- * Edge 20 ignores too, a refusal for the others, so that none is ignored without a word.
+ * Edge 20 ignores too, a refusal for the others, so that none is ignored without a word. Each is
+ * named as `written` on the command line (`--consumption`), else by its variable.
  */
 export function edgeVariableFindings(
   env: Readonly<Record<string, string | undefined>>,
+  written: Readonly<Record<string, string>> = {},
 ): EdgeFindings {
   const set = EDGE_OPTIONS.filter(
     (option) => option.env !== undefined && (env[option.env] ?? '') !== '',
   );
+  // As the operator wrote it: `--consumption` on the command line, CONSUMPTION in the environment.
+  const named = (option: EdgeOption) => written[option.env as string] ?? (option.env as string);
   const ignoredOnes = set.filter((option) => option.handling.kind === 'ignored');
   const warnings =
     ignoredOnes.length === 0
       ? []
       : [
           `ignored, as Unleash Edge 20 ignores them: ${ignoredOnes
-            .map((option) => `${option.env} (${(option.handling as { why: string }).why})`)
+            .map((option) => `${named(option)} (${(option.handling as { why: string }).why})`)
             .join('; ')}`,
         ];
   const refusals = set.flatMap((option) =>
     option.handling.kind === 'refused'
       ? [
-          `${option.env} is an Unleash Edge option flags-proxy does not take: ${option.handling.instead}`,
+          `${named(option)} is an Unleash Edge option flags-proxy does not take: ${option.handling.instead}`,
         ]
       : [],
   );
