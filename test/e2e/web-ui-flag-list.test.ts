@@ -237,6 +237,30 @@ describe('the flag list in Chromium', { skip: noChromium }, () => {
     await page.context().close();
   });
 
+  it('an ended session, then a sign-in that leaves the page (as single sign-on does): back at the same filtered list', async () => {
+    const page = await signIn();
+    await page.goto(`${serverUrl}/?project=payments`);
+    await page.getByRole('link', { name: 'checkout-v2' }).waitFor();
+    aheadMs += 49 * HOUR; // past the 48-hour maximum age
+    try {
+      await filter(page).getByRole('combobox', { name: 'Type' }).selectOption('release');
+      await page.getByRole('button', { name: 'Log in' }).waitFor();
+    } finally {
+      aheadMs = 0;
+    }
+    // The sign-in happens elsewhere and comes back to the start page (the expired cookie gone:
+    // the clock is back where it was).
+    await page.context().clearCookies();
+    await page.goto(serverUrl);
+    await page.getByLabel('User name').fill('ada');
+    await page.getByLabel('Password').fill('ada-password-long-enough');
+    await page.getByRole('button', { name: 'Log in' }).click();
+    await page.getByRole('link', { name: 'refunds' }).waitFor();
+    assert.equal(search(page), '?project=payments&type=release');
+    assert.deepEqual(await rowNames(page), ['refunds']);
+    await page.context().close();
+  });
+
   it('a session ended elsewhere (the user deleted): the open list shows the login page by itself', async () => {
     const { id } = (await admin('POST', '/api/admin/user-admin', {
       username: 'dan',

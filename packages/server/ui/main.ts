@@ -97,6 +97,9 @@ function usePath(): [string, Navigate] {
   return [path, navigate];
 }
 
+/** Where a session ended (sessionStorage): the address shown again once signed in. */
+const RETURN_TO = 'flags.returnTo';
+
 /** After a signup that opened no session (its e-mail or user name may have an account). */
 const NOT_SIGNED_UP =
   'No account was opened in this browser: this e-mail or user name may have an account already. If it is yours, log in with its password (nothing about it changed); if not, open the invite link again and choose another user name, or none.';
@@ -186,13 +189,21 @@ function App() {
   const [error, setError] = useState<string>();
   const load = useCallback(() => {
     get<Me>('/api/admin/user').then(
-      (me) => setSession(sessionOf(me)),
+      (me) => {
+        setSession(sessionOf(me));
+        // Back where the session ended, also after a sign-in that left the page (single sign-on).
+        const back = sessionStorage.getItem(RETURN_TO);
+        sessionStorage.removeItem(RETURN_TO);
+        if (back?.startsWith('/') && back !== location.pathname + location.search) {
+          navigate(back, { replace: true });
+        }
+      },
       (failure: unknown) => {
         if ((failure as { status?: number }).status === 401) setSession(null);
         else setError(messageOf(failure));
       },
     );
-  }, []);
+  }, [navigate]);
   useEffect(load, [load]);
   // A session that ends while a page is open (expired, ended elsewhere, user deleted): the login
   // page, at the same address, so that logging in again goes on where the person was.
@@ -202,6 +213,7 @@ function App() {
     () =>
       whenUnauthorized(() => {
         if (!signedIn.current) return;
+        sessionStorage.setItem(RETURN_TO, location.pathname + location.search);
         setNotice('Your session ended. Log in to go on where you were.');
         setSession(null);
       }),
