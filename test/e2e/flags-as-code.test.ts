@@ -6,7 +6,7 @@ import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
-import { run } from '@flags/cli';
+import { AdminClient, applyPlan, makePlan, readDirectory, readServer, run } from '@flags/cli';
 import { buildApp, type Database, loadConfig, openDatabase } from '@flags/server';
 import type { FastifyInstance } from 'fastify';
 import { parse, stringify } from 'yaml';
@@ -128,7 +128,7 @@ interface FlagFile {
   dependencies?: { feature: string }[];
 }
 
-const flagFilePath = (dir: string, name: string) => join(dir, 'flags/default', `${name}.yaml`);
+const flagFilePath = (dir: string, name: string) => join(dir, 'default', `${name}.yaml`);
 const readFlagFile = (dir: string, name: string) =>
   parse(readFileSync(flagFilePath(dir, name), 'utf8')) as FlagFile;
 const writeFlagFile = (dir: string, flag: FlagFile) =>
@@ -136,9 +136,7 @@ const writeFlagFile = (dir: string, flag: FlagFile) =>
 
 /** The pulled flag files, parsed. */
 const flagFiles = (dir: string) =>
-  readdirSync(join(dir, 'flags/default')).map((file) =>
-    readFlagFile(dir, file.replace(/\.yaml$/, '')),
-  );
+  readdirSync(join(dir, 'default')).map((file) => readFlagFile(dir, file.replace(/\.yaml$/, '')));
 
 interface PlannedAction {
   kind: string;
@@ -219,7 +217,7 @@ describe('flags as code against flags-server', () => {
     assert.equal(pulled.code, 0, pulled.stderr);
     const file = parse(
       readFileSync(
-        join(dir, 'flags/default', `${flagSet.documents.development.features[0]!.name}.yaml`),
+        join(dir, 'default', `${flagSet.documents.development.features[0]!.name}.yaml`),
         'utf8',
       ),
     ) as { name: string; environments: Record<string, unknown> };
@@ -445,6 +443,36 @@ describe('flags as code against flags-server', () => {
       `/api/admin/projects/default/features/${encodeURIComponent(second.name)}`,
     )) as { description: string };
     assert.equal(secondNow.description, description);
+  });
+
+  it('apply writes each flag with If-Match: flags-server refuses a write over an edit made after the read (412), reported as a conflict', async () => {
+    const { rollout } = pick();
+    const client = new AdminClient(target.url, ADMIN_TOKEN);
+    const files = readDirectory(dir);
+    const server = await readServer(client);
+    const plan = await makePlan({
+      files,
+      server,
+      events: async () => [],
+      fileTime: () => Date.now(),
+    });
+    assert.ok(
+      plan.actions.some((a) => a.name === rollout.name),
+      'the rollout change is planned',
+    );
+    // An edit after the read: the version the plan holds is no longer the flag's.
+    const path = `/api/admin/projects/default/features/${encodeURIComponent(rollout.name)}`;
+    await admin(target, 'PUT', path, {
+      name: rollout.name,
+      type: 'release',
+      description: 'edited after the read',
+    });
+    const before = await admin(target, 'GET', path);
+    const outcomes = await applyPlan(client, plan, files.desired, server);
+    const outcome = outcomes.find((o) => o.action.name === rollout.name);
+    assert.equal(outcome?.result, 'conflict', JSON.stringify(outcome));
+    assert.match(outcome?.message ?? '', /changed since it was read/);
+    assert.deepEqual(await admin(target, 'GET', path), before, 'nothing of the flag was written');
   });
 
   it('a bad file stops the command with file:line and exit 1, before any request', async () => {

@@ -53,21 +53,26 @@ export class AdminClient {
     body?: unknown,
     headers: Record<string, string> = {},
   ): Promise<Answer> {
-    let response: Response;
-    try {
-      response = await this.fetcher(`${this.url}${path}`, {
-        method,
-        headers: {
-          authorization: this.token,
-          accept: 'application/json',
-          ...(body === undefined ? {} : { 'content-type': 'application/json' }),
-          ...headers,
-        },
-        body: body === undefined ? undefined : JSON.stringify(body),
-      });
-    } catch (error) {
-      const cause = (error as { cause?: { message?: string } }).cause?.message;
-      throw new ServerError(method, path, 0, `no answer from ${this.url} (${cause ?? error})`);
+    let response: Response | undefined;
+    // A read is sent again when the connection fails: a server may close a kept-alive
+    // connection just as it is reused. A write is not, since it may have been done.
+    for (let attempt = 1; response === undefined; attempt++) {
+      try {
+        response = await this.fetcher(`${this.url}${path}`, {
+          method,
+          headers: {
+            authorization: this.token,
+            accept: 'application/json',
+            ...(body === undefined ? {} : { 'content-type': 'application/json' }),
+            ...headers,
+          },
+          body: body === undefined ? undefined : JSON.stringify(body),
+        });
+      } catch (error) {
+        if (method === 'GET' && attempt < 3) continue;
+        const cause = (error as { cause?: { message?: string } }).cause?.message;
+        throw new ServerError(method, path, 0, `no answer from ${this.url} (${cause ?? error})`);
+      }
     }
     const text = await response.text();
     let parsed: unknown = text;

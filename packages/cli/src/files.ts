@@ -26,8 +26,8 @@ import { type Path, validate } from './validate.js';
 
 /**
  * The directory of files: `projects.yaml`, `environments.yaml`, `segments.yaml`,
- * `context-fields.yaml` and `tag-types.yaml` at its top, one file per flag in
- * `flags/<project>/<flag>.yaml`, and `flags.schema.json` for editors.
+ * `context-fields.yaml` and `tag-types.yaml` at its top, one folder per project holding one file
+ * per flag (`<project>/<flag>.yaml`), and `flags.schema.json` for editors.
  */
 
 /** The files of the top of the directory, each with its kind and the key holding its list. */
@@ -38,8 +38,6 @@ export const TOP_FILES = {
   'context-fields.yaml': { kind: 'contextFields', key: 'contextFields' },
   'tag-types.yaml': { kind: 'tagTypes', key: 'tagTypes' },
 } as const satisfies Record<string, { kind: FileKind; key: string }>;
-
-const FLAGS_FOLDER = 'flags';
 
 /** Files that do not hold: every problem, each `file:line:column: what is wrong`. */
 export class FileError extends Error {
@@ -164,7 +162,7 @@ export function readDirectory(root: string): ReadResult {
     const top = TOP_FILES[name];
     if (top === undefined) {
       problems.push(
-        `${entry.name}:1:1: unknown file; the top of the directory holds ${Object.keys(TOP_FILES).join(', ')} and flags/<project>/<flag>.yaml`,
+        `${entry.name}:1:1: unknown file; the top of the directory holds ${Object.keys(TOP_FILES).join(', ')} and one folder per project with a file per flag (<project>/<flag>.yaml)`,
       );
       continue;
     }
@@ -190,40 +188,33 @@ export function readDirectory(root: string): ReadResult {
   }
 
   const flagFiles = new Map<string, Located>();
-  const flagsRoot = join(root, FLAGS_FOLDER);
   const flagsByName = new Map<string, string>();
-  if (existsSync(flagsRoot)) {
-    for (const project of readdirSync(flagsRoot, { withFileTypes: true })) {
-      const folder = join(flagsRoot, project.name);
-      if (!project.isDirectory()) {
+  // Every folder of the top (but hidden ones: .git, editor settings) is a project's.
+  for (const project of readdirSync(root, { withFileTypes: true })) {
+    if (!project.isDirectory() || project.name.startsWith('.')) continue;
+    const folder = join(root, project.name);
+    for (const entry of readdirSync(folder, { withFileTypes: true })) {
+      if (!entry.isFile() || !/\.ya?ml$/.test(entry.name)) continue;
+      const read = readYaml(root, join(folder, entry.name), 'flag', problems);
+      if (!read) continue;
+      const flag = canonicalFlag(read.value as Record<string, unknown>);
+      const expected = basename(entry.name, extname(entry.name));
+      if (flag.name !== expected) {
         problems.push(
-          `${FLAGS_FOLDER}/${project.name}:1:1: flags/ holds one folder per project, each with one file per flag`,
+          `${read.located.at(['name'])}: name "${flag.name}" differs from the file name; rename the file to ${flag.name}.yaml or the flag to "${expected}"`,
         );
         continue;
       }
-      for (const entry of readdirSync(folder, { withFileTypes: true })) {
-        if (!entry.isFile() || !/\.ya?ml$/.test(entry.name)) continue;
-        const read = readYaml(root, join(folder, entry.name), 'flag', problems);
-        if (!read) continue;
-        const flag = canonicalFlag(read.value as Record<string, unknown>);
-        const expected = basename(entry.name, extname(entry.name));
-        if (flag.name !== expected) {
-          problems.push(
-            `${read.located.at(['name'])}: name "${flag.name}" differs from the file name; rename the file to ${flag.name}.yaml or the flag to "${expected}"`,
-          );
-          continue;
-        }
-        const other = flagsByName.get(flag.name);
-        if (other !== undefined) {
-          problems.push(
-            `${read.located.at(['name'])}: flag "${flag.name}" is also in project "${other}"; flag names are unique across projects`,
-          );
-          continue;
-        }
-        flagsByName.set(flag.name, project.name);
-        desired.flags.push({ project: project.name, flag });
-        flagFiles.set(`${project.name}/${flag.name}`, read.located);
+      const other = flagsByName.get(flag.name);
+      if (other !== undefined) {
+        problems.push(
+          `${read.located.at(['name'])}: flag "${flag.name}" is also in project "${other}"; flag names are unique across projects`,
+        );
+        continue;
       }
+      flagsByName.set(flag.name, project.name);
+      desired.flags.push({ project: project.name, flag });
+      flagFiles.set(`${project.name}/${flag.name}`, read.located);
     }
   }
   problems.push(...crossChecks(desired, managed, flagFiles));
@@ -312,7 +303,7 @@ function yamlText(root: string, file: string, kind: FileKind, value: unknown): s
 
 /** The path of a flag's file. */
 export function flagFile(root: string, project: string, flag: string): string {
-  return join(root, FLAGS_FOLDER, project, `${flag}.yaml`);
+  return join(root, project, `${flag}.yaml`);
 }
 
 /**
@@ -339,9 +330,9 @@ export function writeDirectory(root: string, desired: Desired): string[] {
     kept.add(file);
     write(file, yamlText(root, file, 'flag', flagDocument(flag)));
   }
-  const flagsRoot = join(root, FLAGS_FOLDER);
-  for (const project of existsSync(flagsRoot) ? readdirSync(flagsRoot) : []) {
-    const folder = join(flagsRoot, project);
+  for (const project of readdirSync(root, { withFileTypes: true })) {
+    if (!project.isDirectory() || project.name.startsWith('.')) continue;
+    const folder = join(root, project.name);
     for (const entry of readdirSync(folder)) {
       const file = join(folder, entry);
       if (/\.ya?ml$/.test(entry) && !kept.has(file)) rmSync(file);

@@ -31,7 +31,7 @@ const EXAMPLES = [
 const SUBCOMMANDS = [
   {
     usage: 'pull [--dir <dir>] [--url <server>] [--token <token>]',
-    doc: 'Writes the server’s projects.yaml, environments.yaml, segments.yaml, context-fields.yaml, tag-types.yaml and one file per flag (flags/<project>/<flag>.yaml) into <dir>, with flags.schema.json beside them; flag files of flags the server no longer has are removed.',
+    doc: 'Writes the server’s projects.yaml, environments.yaml, segments.yaml, context-fields.yaml, tag-types.yaml and one folder per project with one file per flag (<project>/<flag>.yaml) into <dir>, with flags.schema.json beside them; flag files of flags the server no longer has are removed.',
   },
   {
     usage:

@@ -134,7 +134,7 @@ const flagEnvironment = {
 
 const flag = {
   type: 'object',
-  description: 'One feature flag: flags/<project>/<name>.yaml.',
+  description: 'One feature flag: <project>/<name>.yaml.',
   required: ['name'],
   additionalProperties: false,
   properties: {
@@ -313,7 +313,7 @@ export const flagsSchema = {
   $id: 'https://github.com/flags-oss/flags/blob/main/docs/flags-as-code.md',
   title: 'flags as code',
   description:
-    'Files of `flags pull`/`plan`/`apply`: flags/<project>/<flag>.yaml, projects.yaml, environments.yaml, segments.yaml, context-fields.yaml, tag-types.yaml.',
+    'Files of `flags pull`/`plan`/`apply`: <project>/<flag>.yaml, projects.yaml, environments.yaml, segments.yaml, context-fields.yaml, tag-types.yaml.',
   $defs: FILE_KINDS,
   anyOf: Object.keys(FILE_KINDS).map((kind) => ({ $ref: `#/$defs/${kind}` })),
 } as const;

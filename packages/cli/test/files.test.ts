@@ -29,8 +29,8 @@ const GOOD = {
   'segments.yaml':
     'segments:\n  - name: beta-testers\n    constraints:\n      - contextName: userId\n        operator: IN\n        values: [a, b]\n',
   'tag-types.yaml': 'tagTypes:\n  - name: simple\n',
-  'flags/default/parent.yaml': 'name: parent\nenvironments:\n  production:\n    enabled: true\n',
-  'flags/default/checkout.yaml': [
+  'default/parent.yaml': 'name: parent\nenvironments:\n  production:\n    enabled: true\n',
+  'default/checkout.yaml': [
     'name: checkout',
     'type: experiment',
     'description: The new checkout',
@@ -69,7 +69,7 @@ function problemsOf(changes: Record<string, string | null>): string[] {
   return [];
 }
 
-const checkout = GOOD['flags/default/checkout.yaml'];
+const checkout = GOOD['default/checkout.yaml'];
 
 describe('reading the files', () => {
   it('reads a good directory into its canonical form, defaults left out', () => {
@@ -108,43 +108,43 @@ describe('reading the files', () => {
     const root = directory({});
     writeDirectory(root, desired);
     assert.deepEqual(readDirectory(root).desired.flags, desired.flags);
-    const text = readFileSync(join(root, 'flags/default/checkout.yaml'), 'utf8');
+    const text = readFileSync(join(root, 'default/checkout.yaml'), 'utf8');
     assert.match(
       text,
-      /^# yaml-language-server: \$schema=\.\.\/\.\.\/flags\.schema\.json#\/\$defs\/flag\n/,
+      /^# yaml-language-server: \$schema=\.\.\/flags\.schema\.json#\/\$defs\/flag\n/,
     );
   });
 
   const BAD: [string, Record<string, string | null>, RegExp][] = [
     [
       'YAML that does not parse',
-      { 'flags/default/checkout.yaml': 'name: checkout\nenvironments: [production\n' },
-      /^flags\/default\/checkout\.yaml:\d+:\d+: /,
+      { 'default/checkout.yaml': 'name: checkout\nenvironments: [production\n' },
+      /^default\/checkout\.yaml:\d+:\d+: /,
     ],
     [
       'an unknown key, with the one meant',
-      { 'flags/default/checkout.yaml': checkout.replace('description:', 'descripton:') },
-      /^flags\/default\/checkout\.yaml:3:1: unknown key "descripton" \(did you mean "description"\?\)$/,
+      { 'default/checkout.yaml': checkout.replace('description:', 'descripton:') },
+      /^default\/checkout\.yaml:3:1: unknown key "descripton" \(did you mean "description"\?\)$/,
     ],
     [
       'a value of the wrong type',
-      { 'flags/default/checkout.yaml': checkout.replace('enabled: false', 'enabled: "no"') },
-      /^flags\/default\/checkout\.yaml:7:14: environments\.production\.enabled is string "no"; expected boolean$/,
+      { 'default/checkout.yaml': checkout.replace('enabled: false', 'enabled: "no"') },
+      /^default\/checkout\.yaml:7:14: environments\.production\.enabled is string "no"; expected boolean$/,
     ],
     [
       'a parameter that is a number, not a string',
-      { 'flags/default/checkout.yaml': checkout.replace('rollout: "25"', 'rollout: 25') },
-      /^flags\/default\/checkout\.yaml:10:32: environments\.production\.strategies\[0\]\.parameters\.rollout is integer 25; expected string$/,
+      { 'default/checkout.yaml': checkout.replace('rollout: "25"', 'rollout: 25') },
+      /^default\/checkout\.yaml:10:32: environments\.production\.strategies\[0\]\.parameters\.rollout is integer 25; expected string$/,
     ],
     [
       'a required key missing',
       {
-        'flags/default/checkout.yaml': checkout.replace(
+        'default/checkout.yaml': checkout.replace(
           '      - name: flexibleRollout\n',
           '      - title: rollout\n',
         ),
       },
-      /^flags\/default\/checkout\.yaml:9:9: environments\.production\.strategies\[0\] needs "name"$/,
+      /^default\/checkout\.yaml:9:9: environments\.production\.strategies\[0\] needs "name"$/,
     ],
     [
       'an operator that does not exist',
@@ -153,33 +153,33 @@ describe('reading the files', () => {
     ],
     [
       'a name that differs from the file name',
-      { 'flags/default/checkout.yaml': checkout.replace('name: checkout\n', 'name: check-out\n') },
-      /^flags\/default\/checkout\.yaml:1:7: name "check-out" differs from the file name/,
+      { 'default/checkout.yaml': checkout.replace('name: checkout\n', 'name: check-out\n') },
+      /^default\/checkout\.yaml:1:7: name "check-out" differs from the file name/,
     ],
     [
       'an environment that is not in environments.yaml',
-      { 'flags/default/checkout.yaml': checkout.replace('  production:', '  prod:') },
-      /^flags\/default\/checkout\.yaml:6:3: environment "prod" is not in environments\.yaml \(development, production\)$/,
+      { 'default/checkout.yaml': checkout.replace('  production:', '  prod:') },
+      /^default\/checkout\.yaml:6:3: environment "prod" is not in environments\.yaml \(development, production\)$/,
     ],
     [
       'a segment that is not in segments.yaml',
-      { 'flags/default/checkout.yaml': checkout.replace('[beta-testers]', '[beta]') },
-      /^flags\/default\/checkout\.yaml:11:19: segment "beta" is not in segments\.yaml$/,
+      { 'default/checkout.yaml': checkout.replace('[beta-testers]', '[beta]') },
+      /^default\/checkout\.yaml:11:19: segment "beta" is not in segments\.yaml$/,
     ],
     [
       'a parent flag without a file',
-      { 'flags/default/parent.yaml': null },
-      /^flags\/default\/checkout\.yaml:16:14: parent flag "parent" has no file$/,
+      { 'default/parent.yaml': null },
+      /^default\/checkout\.yaml:16:14: parent flag "parent" has no file$/,
     ],
     [
       'a variant weight out of range',
       {
-        'flags/default/checkout.yaml': checkout.replace(
+        'default/checkout.yaml': checkout.replace(
           '      - name: blue\n',
           '      - name: blue\n        weight: 1200\n',
         ),
       },
-      /^flags\/default\/checkout\.yaml:14:17: environments\.production\.variants\[0\]\.weight is 1200; the most allowed is 1000$/,
+      /^default\/checkout\.yaml:14:17: environments\.production\.variants\[0\]\.weight is 1200; the most allowed is 1000$/,
     ],
     [
       'a file the directory does not know',
@@ -188,8 +188,8 @@ describe('reading the files', () => {
     ],
     [
       'an ownership that names no part of a flag',
-      { 'flags/default/checkout.yaml': checkout.replace('ui: [enabled]', 'ui: [enable]') },
-      /^flags\/default\/checkout\.yaml:4:6: ui\[0\] is "enable"; expected one of definition, enabled, /,
+      { 'default/checkout.yaml': checkout.replace('ui: [enabled]', 'ui: [enable]') },
+      /^default\/checkout\.yaml:4:6: ui\[0\] is "enable"; expected one of definition, enabled, /,
     ],
   ];
   for (const [kind, changes, expected] of BAD) {
@@ -202,7 +202,7 @@ describe('reading the files', () => {
 
   it('reports every problem of every file at once', () => {
     const problems = problemsOf({
-      'flags/default/checkout.yaml': checkout
+      'default/checkout.yaml': checkout
         .replace('description:', 'descripton:')
         .replace('enabled: false', 'enabled: 1'),
       'segments.yaml': GOOD['segments.yaml'].replace('operator: IN', 'operator: EQUALS'),
