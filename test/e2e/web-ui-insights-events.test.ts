@@ -76,6 +76,7 @@ describe('insights and the event log in Chromium', { skip: noChromium }, () => {
       const users = page.getByRole('region', { name: 'Users' });
       await users.locator('svg circle.point').first().waitFor();
       assert.deepEqual(calls, [undefined], 'one call, with the cookie and no token');
+      const before = calls.length;
       assert.equal(await page.getByText(/admin (API )?token/i).count(), 1, 'only the footnote');
       assert.equal(await page.locator('input[type=password]').count(), 0);
       for (const title of [
@@ -101,6 +102,16 @@ describe('insights and the event log in Chromium', { skip: noChromium }, () => {
       assert.equal(await page.getByLabel('From').inputValue(), today());
       if (username === 'ada')
         await page.screenshot({ path: `${SHOTS}insights.png`, fullPage: true });
+      // The stand-alone dashboard, opened in the same browser, uses the session too.
+      await page.goto(`${serverUrl}/insights`);
+      await page.waitForSelector('body[data-state="ready"]');
+      assert.equal(await page.locator('#token').inputValue(), '');
+      assert.ok(calls.length > before, 'the dashboard called the API');
+      assert.deepEqual(
+        calls.filter((authorization) => authorization !== undefined),
+        [],
+        'no token sent, ever',
+      );
       await page.context().close();
     }
   });

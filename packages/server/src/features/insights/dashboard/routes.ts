@@ -5,7 +5,8 @@ import { dashboardCsp, dashboardHtml } from './page.js';
 /**
  * `GET /insights`: the dashboard page. It carries no data, so it needs no token; its script takes
  * one from the form or from a `/insights#token=…` link and calls `/api/admin/insights` with it
- * in the `Authorization` header. A token in the query string is refused: request lines carry the
+ * in the `Authorization` header; without a token it calls it with the browser's login session, if
+ * any. A token in the query string is refused: request lines carry the
  * query into server, proxy and browser-history logs.
  */
 export function dashboardRoutes(app: FastifyInstance): void {

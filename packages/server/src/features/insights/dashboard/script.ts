@@ -1,8 +1,9 @@
 /**
  * The dashboard's browser code, inlined into the page: reads `/api/admin/insights` with the admin
  * token (from the form or a `#token=` link, kept in sessionStorage, sent in the `Authorization`
- * header only) and draws each series as a hand-made SVG chart. Plain ES2020, no
- * dependencies; written without backticks so it can live in this template string.
+ * header only), or without one with the browser's login session, and draws each series as a
+ * hand-made SVG chart. Plain ES2020, no dependencies; written without backticks so it can live in
+ * this template string.
  */
 export const dashboardScript = `
 (function () {
@@ -214,12 +215,8 @@ export const dashboardScript = `
     var token = byId('token').value.trim();
     var from = byId('from').value, to = byId('to').value;
     document.body.dataset.state = 'loading';
-    if (!token) {
-      document.body.dataset.state = 'needs-token';
-      status('Paste an admin API token to load the insights.', false);
-      return;
-    }
-    sessionStorage.setItem(TOKEN_KEY, token);
+    // Without a token, the browser's login session (its cookie) may open the insights.
+    if (token) sessionStorage.setItem(TOKEN_KEY, token);
     var query = new URLSearchParams();
     if (from) query.set('from', from);
     if (to) query.set('to', to);
@@ -227,15 +224,20 @@ export const dashboardScript = `
     status('Loading…', false);
     var response;
     try {
-      response = await fetch('/api/admin/insights?' + query, {
-        headers: { Authorization: token, Accept: 'application/json' },
-      });
+      var headers = { Accept: 'application/json' };
+      if (token) headers.Authorization = token;
+      response = await fetch('/api/admin/insights?' + query, { headers: headers, credentials: 'same-origin' });
     } catch (error) {
       document.body.dataset.state = 'error';
       status('The server could not be reached: ' + error.message, true);
       return;
     }
     var body = await response.json().catch(function () { return null; });
+    if (!token && response.status === 401) {
+      document.body.dataset.state = 'needs-token';
+      status('Log in to flags, or paste an admin API token to load the insights.', false);
+      return;
+    }
     if (!response.ok) {
       document.body.dataset.state = 'error';
       if (response.status === 401 || response.status === 403) sessionStorage.removeItem(TOKEN_KEY);
