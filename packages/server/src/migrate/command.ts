@@ -1,12 +1,10 @@
 import { closest, UsageError } from '@flags/config';
 import { ConfigError, loadConfig } from '../config/load.js';
 import type { Database } from '../db/database.js';
-import { applyMigrations, migrate } from '../db/migrate.js';
 import { openDatabase } from '../db/open.js';
-import { bumpConfigRevision } from '../revision.js';
-import { readTarget, writePlan } from './migrate-store.js';
+import { copyInstance, planInstance } from './copy.js';
 import { readPasswordHashes } from './password-source.js';
-import { countPlan, type Plan, planChanges, planCopy } from './plan.js';
+import { countPlan, type Plan, planChanges } from './plan.js';
 import { KINDS, type Kind } from './records.js';
 import { MigrateError, readUnleash, UnleashApi } from './unleash-source.js';
 import { verifyCopy } from './verify.js';
@@ -286,36 +284,14 @@ async function copy(
   }
   try {
     if (options.dryRun) {
-      // Planned in a transaction that is rolled back: a database flags-server never started on
-      // gets its schema in there, and keeps none of it.
-      const plan = await db
-        .transaction(async (tx) => {
-          await applyMigrations(tx);
-          throw new Rollback(planCopy(source, await readTarget(tx), hashes));
-        })
-        .catch((error: unknown) => {
-          if (error instanceof Rollback) return error.plan;
-          throw error;
-        });
+      const plan = await planInstance(db, source, hashes);
       io.out(`\nPlan (dry run, nothing written):\n${planTable(plan)}${planDetails(plan)}`);
       printNotes(source.notes, hashes === undefined, io);
       return planChanges(plan) ? EXIT.changes : EXIT.ok;
     }
-    await migrate(db);
-    const now = new Date();
-    const outcome = await db.transaction(async (tx) => {
-      const plan = planCopy(source, await readTarget(tx), hashes);
-      if (!planChanges(plan)) return { plan, links: [] };
-      const links = await writePlan(tx, plan, {
-        actor: { name: 'migrate from-unleash' },
-        secrets: source.secrets,
-        passwordHashes: hashes ?? new Map(),
-        publicUrl: config.publicUrl,
-        now,
-      });
-      // Running flags-server processes serve the copy at commit, as after any admin API write.
-      await bumpConfigRevision(tx);
-      return { plan, links };
+    const outcome = await copyInstance(db, source, hashes, {
+      publicUrl: config.publicUrl,
+      now: new Date(),
     });
     io.out(`\nCopied:\n${planTable(outcome.plan)}${planDetails(outcome.plan)}`);
     if (outcome.links.length > 0) {
@@ -339,11 +315,4 @@ function printNotes(notes: readonly string[], withoutPasswords: boolean, io: Com
     ...NOT_MOVED,
   ];
   io.out(`\nNot copied:\n${lines.map((line) => `  - ${line}\n`).join('')}`);
-}
-
-/** Carries a dry run's plan out of the transaction it rolls back. */
-class Rollback extends Error {
-  constructor(readonly plan: Plan) {
-    super('dry run');
-  }
 }
