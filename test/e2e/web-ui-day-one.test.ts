@@ -126,7 +126,7 @@ describe('day one in the web UI', { skip: noChromium }, () => {
     await create(page, 'API token', async (form) => {
       await form.getByLabel('Name').fill(name);
       await form.getByLabel('Type').selectOption(type);
-      await form.getByLabel('Project').selectOption(PROJECT);
+      await form.getByRole('checkbox', { name: 'Payments' }).check();
       await form.getByLabel('Environment').selectOption(ENVIRONMENT);
     });
     await page.getByRole('heading', { name: `Token ${name} is created` }).waitFor();

@@ -6,7 +6,7 @@
 import { useState } from 'preact/hooks';
 import { api, get } from '../api.js';
 import { formatTime, html } from '../kit.js';
-import { ResourcePage, type ResourceSpec, type Values } from '../resource-page.js';
+import { type FieldProps, ResourcePage, type ResourceSpec, type Values } from '../resource-page.js';
 
 interface ApiToken {
   id: number;
@@ -81,6 +81,30 @@ function Created(props: { token: ApiToken }) {
 
 const scoped = (values: Values) => values.type !== 'admin';
 
+/** The projects a token sees: all of them (now and later), or those checked. */
+function ProjectsPicker(props: { field: FieldProps; projects: Extra['projects'] }) {
+  const chosen = (props.field.value ?? ['*']) as string[];
+  const all = chosen.includes('*');
+  const toggle = (project: string, on: boolean) => {
+    const rest = chosen.filter((entry) => entry !== '*' && entry !== project);
+    const next = on ? [...rest, project] : rest;
+    props.field.set(next.length === 0 ? ['*'] : next);
+  };
+  return html`<fieldset id=${props.field.id} class="legal">
+    <legend>Projects</legend>
+    <label class="inline"><input type="checkbox" checked=${all}
+      onChange=${(event: Event) =>
+        props.field.set((event.currentTarget as HTMLInputElement).checked ? ['*'] : chosen)} />
+      All projects</label>
+    ${props.projects.map(
+      (project) => html`<label class="inline" key=${project.id}><input type="checkbox"
+        checked=${!all && chosen.includes(project.id)}
+        onChange=${(event: Event) => toggle(project.id, (event.currentTarget as HTMLInputElement).checked)} />
+        ${project.name}</label>`,
+    )}
+  </fieldset>`;
+}
+
 const spec: ResourceSpec<ApiToken, Extra> = {
   id: 'api-tokens',
   title: 'API tokens',
@@ -128,15 +152,12 @@ const spec: ResourceSpec<ApiToken, Extra> = {
       options: () => TYPES,
     },
     {
-      name: 'project',
-      label: 'Project',
-      type: 'select',
+      name: 'projects',
+      label: 'Projects',
       when: scoped,
-      initial: () => '*',
-      options: (extra) => [
-        { value: '*', label: 'All projects' },
-        ...extra.projects.map((project) => ({ value: project.id, label: project.name })),
-      ],
+      initial: () => ['*'],
+      render: (field, extra) =>
+        html`<${ProjectsPicker} field=${field} projects=${extra.projects} />`,
     },
     {
       name: 'environment',
@@ -162,7 +183,7 @@ const spec: ResourceSpec<ApiToken, Extra> = {
         ? {
             tokenName: String(values.tokenName ?? '').trim(),
             type: values.type,
-            projects: [String(values.project || '*')],
+            projects: (values.projects as string[] | undefined) ?? ['*'],
             environment: values.environment,
           }
         : { tokenName: String(values.tokenName ?? '').trim(), type: 'admin' },
