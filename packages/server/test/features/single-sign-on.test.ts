@@ -310,6 +310,23 @@ for (const backend of backends) {
       const mallory = await db.query("SELECT 1 FROM users WHERE email = 'mallory@elsewhere.org'");
       assert.equal(mallory.length, 0);
 
+      // A user kept as disabled here (`deleted_at`) is not signed in, nor created again.
+      await app.inject({
+        method: 'POST',
+        url: '/api/admin/user-admin',
+        headers: admin,
+        payload: { email: 'gone@example.com', rootRole: 'Viewer' },
+      });
+      await db.query("UPDATE users SET deleted_at = now() WHERE email = 'gone@example.com'");
+      accounts.set('gone', { email: 'gone@example.com', groups: [] });
+      const disabled = await signIn(app, 'gone');
+      assert.equal(disabled.response.statusCode, 403);
+      assert.equal(sessionOf(disabled.response), undefined);
+      assert.equal(
+        (await lastLogin(app)).failure_reason,
+        'the user with this e-mail was disabled here',
+      );
+
       await configure(app, { autoCreate: false });
       accounts.set('newcomer', { email: 'newcomer@example.com', groups: [] });
       const unknown = await signIn(app, 'newcomer');
@@ -587,7 +604,10 @@ for (const backend of backends) {
       const gone = await app.inject({ url: `/api/admin/groups/${created.id}`, headers: admin });
       assert.equal(gone.statusCode, 404);
       for (const type of ['group-created', 'group-updated', 'group-deleted']) {
-        const events = await app.inject({ url: `/api/admin/search/events?type=${type}`, headers: admin });
+        const events = await app.inject({
+          url: `/api/admin/search/events?type=${type}`,
+          headers: admin,
+        });
         assert.ok(events.json().events.length >= 1, type);
       }
     });

@@ -30,6 +30,7 @@ export async function signInUser(
   settings: OidcSettings,
   identity: OidcIdentity,
   refuse: (reason: string, notAllowed: boolean, username?: string) => never,
+  retried = false,
 ): Promise<SignedInUser> {
   const { email } = identity;
   if (email === undefined) {
@@ -59,6 +60,13 @@ export async function signInUser(
         [email],
       );
       if (!found) {
+        // A row kept for a user taken out here (`deleted_at`) holds the e-mail: the provider
+        // cannot bring that person back.
+        const [kept] = await tx.query(
+          'SELECT 1 FROM users WHERE deleted_at IS NOT NULL AND lower(email) = lower($1) LIMIT 1',
+          [email],
+        );
+        if (kept) return refuse('the user with this e-mail was disabled here', true, email);
         if (!settings.autoCreate) {
           return refuse('no user has this e-mail and autoCreate is off', true, email);
         }
@@ -83,8 +91,8 @@ export async function signInUser(
       return { id: found.id, email, created: false, roleChanged: true };
     });
   } catch (error) {
-    // Two first sign-ins of one person at once: the second finds the first's user.
-    if (userClash(error)) return signInUser(db, settings, identity, refuse);
+    // Two first sign-ins of one person at once: the second finds the first's user (once).
+    if (userClash(error) && !retried) return signInUser(db, settings, identity, refuse, true);
     throw error;
   }
 }
