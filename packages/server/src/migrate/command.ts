@@ -284,15 +284,14 @@ async function copy(
   }
   try {
     if (options.dryRun) {
-      const plan = await planInstance(db, source, hashes);
+      const plan = await inDatabase(() => planInstance(db, source, hashes));
       io.out(`\nPlan (dry run, nothing written):\n${planTable(plan)}${planDetails(plan)}`);
       printNotes(source.notes, hashes === undefined, io);
       return planChanges(plan) ? EXIT.changes : EXIT.ok;
     }
-    const outcome = await copyInstance(db, source, hashes, {
-      publicUrl: config.publicUrl,
-      now: new Date(),
-    });
+    const outcome = await inDatabase(() =>
+      copyInstance(db, source, hashes, { publicUrl: config.publicUrl, now: new Date() }),
+    );
     io.out(`\nCopied:\n${planTable(outcome.plan)}${planDetails(outcome.plan)}`);
     if (outcome.links.length > 0) {
       io.out(
@@ -305,6 +304,20 @@ async function copy(
     return EXIT.ok;
   } finally {
     await db.close();
+  }
+}
+
+/**
+ * Runs `work` on flags-server's database; its failure (unreachable, refused, a constraint) is
+ * told as such: the transaction was rolled back.
+ */
+async function inDatabase<T>(work: () => Promise<T>): Promise<T> {
+  try {
+    return await work();
+  } catch (error) {
+    throw new MigrateError(
+      `flags-server's database (DATABASE_URL or DATA_DIR) failed: ${(error as Error).message}`,
+    );
   }
 }
 
