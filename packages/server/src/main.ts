@@ -70,7 +70,18 @@ async function main(): Promise<void> {
     import('./db/open.js'),
   ]);
   const db = await openDatabase(config);
-  const app = await buildApp(config, { db });
+  let app: Awaited<ReturnType<typeof buildApp>>;
+  try {
+    app = await buildApp(config, { db });
+  } catch (error) {
+    // Options that only the stored settings show to be unusable (`OIDC_*`).
+    if (error instanceof ConfigError) {
+      console.error(error.message);
+      await db.close();
+      process.exit(1);
+    }
+    throw error;
+  }
   app.log.info(
     { storage: db.kind === 'postgres' ? 'postgres' : `pglite (${config.dataDir})` },
     'storage configured',

@@ -612,6 +612,27 @@ for (const backend of backends) {
       }
     });
 
+    it('stops the start when the OIDC_* options leave single sign-on unusable, naming each variable', async () => {
+      const fresh = await backend.open();
+      try {
+        await assert.rejects(
+          buildApp(testConfig({ publicUrl: PUBLIC_URL, oidc: { enabled: true, clientId: 'x' } }), {
+            db: fresh.db,
+            logger: false,
+          }),
+          (error: Error) => {
+            assert.equal(error.name, 'ConfigError');
+            assert.match(error.message, /OIDC_DISCOVER_URL must be the provider’s discovery URL/);
+            assert.match(error.message, /OIDC_SECRET is required/);
+            assert.doesNotMatch(error.message, /OIDC_CLIENT_ID/);
+            return true;
+          },
+        );
+      } finally {
+        await fresh.cleanup();
+      }
+    });
+
     it('writes the OIDC_* startup options over the stored settings', async () => {
       const app = await start({
         oidc: {

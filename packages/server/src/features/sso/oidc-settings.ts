@@ -1,3 +1,4 @@
+import { ConfigError } from '@flags/config';
 import type { Actor } from '../../auth/actor.js';
 import type { ServerConfig } from '../../config/options.js';
 import type { Database, Queryable } from '../../db/database.js';
@@ -8,6 +9,14 @@ import { type OidcSettings, readSetting, writeSetting } from '../settings/settin
 import { findRootRole } from '../users/user-store.js';
 
 export type { OidcSettings };
+
+/** The startup option (environment variable) of each settings field a message may name. */
+const OPTION_OF: Readonly<Record<string, string>> = {
+  discoverUrl: 'OIDC_DISCOVER_URL',
+  clientId: 'OIDC_CLIENT_ID',
+  secret: 'OIDC_SECRET',
+  defaultRootRole: 'OIDC_DEFAULT_ROOT_ROLE',
+};
 
 /** The setting's name in the event log (Unleash's). */
 export const OIDC_SETTING_EVENT_NAME = 'unleash.enterprise.auth.oidc';
@@ -183,8 +192,8 @@ export async function saveOidcSettings(
 
 /**
  * Writes the `OIDC_*` options given at start over the stored settings, when they change them
- * (an event by `startup options`). Settings the options leave unusable are refused: the start
- * stops with the problems named.
+ * (an event by `startup options`). Settings the options leave unusable are refused with a
+ * `ConfigError` naming each problem by its variable: the start stops.
  */
 export async function applyOidcOptions(db: Database, config: ServerConfig): Promise<boolean> {
   const given = Object.fromEntries(
@@ -196,10 +205,13 @@ export async function applyOidcOptions(db: Database, config: ServerConfig): Prom
   try {
     next = await mergeOidcSettings(db, current, given);
   } catch (error) {
-    if (error instanceof ApiError) {
-      throw new Error(`OIDC_* options: ${error.details.join(' ')}`);
-    }
-    throw error;
+    if (!(error instanceof ApiError)) throw error;
+    // Named as the operator wrote them: the variables, not the API's fields.
+    const problems = error.details.map(
+      (problem) =>
+        `${problem.replace(/\b(discoverUrl|clientId|secret|defaultRootRole)\b/g, (field) => OPTION_OF[field] ?? field).replace(/\.$/, '')} (set with the OIDC_* options or POST /api/admin/auth/oidc/settings)`,
+    );
+    throw new ConfigError(problems);
   }
   if (JSON.stringify(next) === JSON.stringify(current)) return false;
   await saveOidcSettings(db, next, { name: 'startup options' });
