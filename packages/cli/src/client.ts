@@ -23,7 +23,11 @@ export class ServerError extends Error {
     readonly status: number,
     readonly serverMessage: string,
   ) {
-    super(`${method} ${path} answered ${status}: ${serverMessage}`);
+    super(
+      status === 0
+        ? `${method} ${path}: ${serverMessage}`
+        : `${method} ${path} answered ${status}: ${serverMessage}`,
+    );
     this.name = 'ServerError';
   }
 }

@@ -7,6 +7,7 @@ import {
   isSeq,
   LineCounter,
   type Node,
+  parse,
   parseDocument,
   stringify,
 } from 'yaml';
@@ -328,7 +329,7 @@ export function writeDirectory(root: string, desired: Desired): string[] {
   for (const { project, flag } of sorted.flags) {
     const file = flagFile(root, project, flag.name);
     kept.add(file);
-    write(file, yamlText(root, file, 'flag', flagDocument(flag)));
+    write(file, yamlText(root, file, 'flag', flagDocument({ ...flag, ...uiOf(file) })));
   }
   for (const project of readdirSync(root, { withFileTypes: true })) {
     if (!project.isDirectory() || project.name.startsWith('.')) continue;
@@ -340,6 +341,20 @@ export function writeDirectory(root: string, desired: Desired): string[] {
     if (readdirSync(folder).length === 0) rmSync(folder, { recursive: true });
   }
   return written;
+}
+
+/**
+ * The `ui` list of a flag file already there: the server does not know who owns what, so a pull
+ * keeps what the file said.
+ */
+function uiOf(file: string): Pick<Flag, 'ui'> {
+  if (!existsSync(file)) return {};
+  try {
+    const { ui } = (parse(readFileSync(file, 'utf8')) ?? {}) as { ui?: unknown };
+    return Array.isArray(ui) && ui.length > 0 ? { ui: ui as Flag['ui'] } : {};
+  } catch {
+    return {};
+  }
 }
 
 /** A flag as its file shows it: name first, the type always. */

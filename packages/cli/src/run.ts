@@ -1,5 +1,5 @@
 import { execFileSync } from 'node:child_process';
-import { readFileSync, statSync, writeFileSync } from 'node:fs';
+import { existsSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import { dirname, relative } from 'node:path';
 import { USAGE_EXIT_CODE, UsageError, usageMessage } from '@flags/config';
 import { applyPlan } from './apply.js';
@@ -130,6 +130,14 @@ export async function run(args: readonly string[], io: Io): Promise<number> {
   const resolve = (path: string) => (path.startsWith('/') ? path : `${cwd}/${path}`);
   const dir = resolve(command.dir);
   try {
+    const readsFiles =
+      ['validate', 'manifest', 'plan'].includes(command.name) ||
+      (command.name === 'apply' && command.plan === undefined);
+    if (readsFiles && !existsSync(dir)) {
+      throw new RunError(
+        `${command.dir}: no such directory (--dir names the directory of the files)`,
+      );
+    }
     switch (command.name) {
       case 'schema': {
         const text = `${JSON.stringify(flagsSchema, null, 2)}\n`;

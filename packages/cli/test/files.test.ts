@@ -115,6 +115,19 @@ describe('reading the files', () => {
     );
   });
 
+  it('keeps a flag file’s ui list when a pull writes it again (the server does not know it)', () => {
+    const root = directory(GOOD);
+    const { desired } = readDirectory(root);
+    desired.projects = [{ id: 'default' }];
+    const fromServer = desired.flags.map(({ project, flag }) => {
+      const { ui: _ui, ...rest } = flag;
+      return { project, flag: rest };
+    });
+    writeDirectory(root, { ...desired, flags: fromServer });
+    const again = readDirectory(root).desired.flags.find(({ flag }) => flag.name === 'checkout');
+    assert.deepEqual(again?.flag.ui, ['enabled']);
+  });
+
   const BAD: [string, Record<string, string | null>, RegExp][] = [
     [
       'YAML that does not parse',
