@@ -327,6 +327,14 @@ for (const backend of backends) {
         'the user with this e-mail was disabled here',
       );
 
+      // Someone the provider no longer knows is stopped there: no way back here, no session.
+      accounts.delete('gone');
+      const started = await startSignIn(app);
+      await assert.rejects(
+        signInAtProvider(started.location.href, 'gone'),
+        /the provider answered/,
+      );
+
       await configure(app, { autoCreate: false });
       accounts.set('newcomer', { email: 'newcomer@example.com', groups: [] });
       const unknown = await signIn(app, 'newcomer');
