@@ -157,7 +157,7 @@ export const serverSchema = Type.Object({
     env: ['LOGIN_RATE_LIMIT_PER_MINUTE'],
     default: 10,
     fromEnv: number,
-    doc: 'Logins (`POST /auth/simple/login`) accepted per client address (IPv6 by /64) and minute, right or wrong; more get 429. Counted per server process.',
+    doc: 'Logins (`POST /auth/simple/login`) accepted per client address (IPv6 by /64) and minute, right or wrong; more get 429. Counted per server process. Single sign-on’s `/auth/oidc/login`, `/auth/oidc/callback` and `/auth/oidc/signed-out` are counted alike, each on its own: raise it when many people sign in at once through one address (a company’s NAT).',
   }),
   loginFailuresBeforeDelay: option(positive(), {
     env: ['LOGIN_FAILURES_BEFORE_DELAY'],

@@ -313,31 +313,36 @@ export function ssoRoutes(
     },
   );
 
-  app.get('/auth/oidc/signed-out', async function authOidcSignedOut(request, reply) {
-    const settings = await readSetting(db, 'oidc');
-    const signedOut = new URL(`${home}signed-out`, publicUrl);
-    let to: URL | undefined;
-    if (settings.enabled && settings.enableSingleSignOut) {
-      try {
-        to = await logins.endSessionUrl(settings, signedOut);
-      } catch (error) {
-        request.log.warn(`single sign-out: ${(error as Error).message}`);
+  app.get(
+    '/auth/oidc/signed-out',
+    // It reads the provider's discovery document: not a way to make this server fetch at will.
+    { config: { rateLimit } },
+    async function authOidcSignedOut(request, reply) {
+      const settings = await readSetting(db, 'oidc');
+      const signedOut = new URL(`${home}signed-out`, publicUrl);
+      let to: URL | undefined;
+      if (settings.enabled && settings.enableSingleSignOut) {
+        try {
+          to = await logins.endSessionUrl(settings, signedOut);
+        } catch (error) {
+          request.log.warn(`single sign-out: ${(error as Error).message}`);
+        }
       }
-    }
-    if (to === undefined) return reply.redirect(signedOut.href, 302);
-    // A page, not a redirect: the logout is a form post, and browsers hold the redirects of a
-    // form post to the page's `form-action` (this server only).
-    const href = escapeHtml(to.href);
-    return reply
-      .type('text/html; charset=utf-8')
-      .header('cache-control', 'no-store')
-      .header('content-security-policy', PAGE_CSP)
-      .send(
-        page(
-          'Signing out',
-          `<p>You are signed out here; ending the session at your identity provider too.</p><p><a href="${href}">Continue</a></p>`,
-          `<meta http-equiv="refresh" content="0;url=${href}">`,
-        ),
-      );
-  });
+      if (to === undefined) return reply.redirect(signedOut.href, 302);
+      // A page, not a redirect: the logout is a form post, and browsers hold the redirects of a
+      // form post to the page's `form-action` (this server only).
+      const href = escapeHtml(to.href);
+      return reply
+        .type('text/html; charset=utf-8')
+        .header('cache-control', 'no-store')
+        .header('content-security-policy', PAGE_CSP)
+        .send(
+          page(
+            'Signing out',
+            `<p>You are signed out here; ending the session at your identity provider too.</p><p><a href="${href}">Continue</a></p>`,
+            `<meta http-equiv="refresh" content="0;url=${href}">`,
+          ),
+        );
+    },
+  );
 }
