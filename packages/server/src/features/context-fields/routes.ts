@@ -1,14 +1,14 @@
 import type { JsonSchemaToTsProvider } from '@fastify/type-provider-json-schema-to-ts';
 import type { FastifyInstance, FastifyRequest } from 'fastify';
-import { type Actor, actorOf } from '../../auth/actor.js';
+import type { FromSchema } from 'json-schema-to-ts';
+import { actorOf } from '../../auth/actor.js';
 import type { Database, Queryable } from '../../db/database.js';
 import { ApiError } from '../../errors.js';
 import type { RevisionTracker } from '../../revision.js';
-import { idSchema, writeConfig } from '../config-write.js';
+import { adminResource } from '../admin-resource.js';
+import { idSchema } from '../config-write.js';
 import { refuseProblems } from '../constraint-rules.js';
-import { recordEvent } from '../events/event-store.js';
 import { EVENT_TYPES } from '../events/event-types.js';
-import { refuseWhileUsed } from '../in-use.js';
 import {
   type ContextField,
   findContextField,
@@ -43,6 +43,9 @@ const fieldBody = {
     legalValues: { type: 'array', maxItems: 10_000, items: legalValueSchema },
   },
 } as const;
+
+/** A PUT's body: every field may be left out. */
+const fieldUpdateBody = { ...fieldBody, required: [] } as const;
 
 const nameParams = {
   type: 'object',
@@ -89,36 +92,82 @@ export function contextFieldRoutes(
 ): void {
   const typed = app.withTypeProvider<JsonSchemaToTsProvider>();
 
-  /** Reads the field, lets `change` give its new state, writes it and records the update. */
-  const changeField = (
-    actor: Actor,
-    name: string,
-    change: (before: ContextField) => ContextField,
-  ) =>
-    writeConfig(db, revisions, async (tx, scope) => {
-      scope.flags();
-      const before = await lockedField(tx, name);
-      const after = change(before);
-      await updateContextField(tx, after);
-      await recordEvent(tx, {
-        type: EVENT_TYPES.contextFieldUpdated,
-        by: actor,
-        data: after,
-        preData: before,
-      });
-    });
-
-  typed.get('/api/admin/context', { onRequest: guard }, async function adminListContextFields() {
-    return listContextFields(db);
-  });
-
-  typed.get(
-    '/api/admin/context/:name',
-    { schema: { params: nameParams }, onRequest: guard },
-    async function adminReadContextField(request) {
-      const field = await findContextField(db, request.params.name);
-      if (!field) throw new ApiError('NOT_FOUND', 'Could not find context field.');
-      return field;
+  const fields = adminResource(
+    { app, db, revisions, guard },
+    {
+      path: '/api/admin/context',
+      key: { param: 'name', schema: { type: 'string' } },
+      permission: 'edit',
+      served: false,
+      events: {
+        created: EVENT_TYPES.contextFieldCreated,
+        updated: EVENT_TYPES.contextFieldUpdated,
+        deleted: EVENT_TYPES.contextFieldDeleted,
+      },
+      notFound: (name: string, reading) =>
+        reading ? new ApiError('NOT_FOUND', 'Could not find context field.') : notFound(name),
+      find: async (q, name, lock) => (lock ? lockedField(q, name) : findContextField(q, name)),
+      list: (q) => listContextFields(q),
+      create: {
+        body: fieldBody,
+        async insert(tx, body: FromSchema<typeof fieldBody>) {
+          refuseRepeatedValues(body.legalValues);
+          const field: ContextField = {
+            name: body.name,
+            description: body.description ?? null,
+            stickiness: body.stickiness ?? false,
+            sortOrder: body.sortOrder ?? 0,
+            legalValues: distinctValues(body.legalValues ?? []),
+          };
+          if (await findContextField(tx, field.name)) {
+            throw new ApiError('NAME_EXISTS', 'A context field with that name already exists.');
+          }
+          await insertContextField(tx, field);
+          return field;
+        },
+        answer: (field) => field,
+      },
+      update: {
+        body: fieldUpdateBody,
+        check(name, body: FromSchema<typeof fieldUpdateBody>) {
+          if (body.name !== undefined && body.name !== name) {
+            throw new ApiError(
+              'BAD_DATA',
+              'A context field cannot be renamed: the body names another.',
+            );
+          }
+          refuseRepeatedValues(body.legalValues);
+        },
+        // As unleash-server: what the body leaves out keeps its value, but for stickiness and
+        // legal values, which a PUT sets (to false and none).
+        change: (_tx, before, body: FromSchema<typeof fieldUpdateBody>) => ({
+          name: before.name,
+          description: body.description ?? before.description,
+          stickiness: body.stickiness ?? false,
+          sortOrder: body.sortOrder ?? before.sortOrder,
+          legalValues: distinctValues(body.legalValues ?? []),
+        }),
+        save: updateContextField,
+        answer: () => ({ status: 200 }),
+      },
+      remove: {
+        async usedBy(tx, field) {
+          const strategies = await strategiesUsingContextField(tx, field.name);
+          const segments = await segmentsUsingContextField(tx, field.name);
+          return [
+            ...strategies.map(
+              (s) =>
+                `strategy ${s.id} (${s.strategyName}) of flag "${s.featureName}" in ${s.environment}`,
+            ),
+            ...segments.map((segment) => `segment "${segment.name}" (id ${segment.id})`),
+          ];
+        },
+        what: (field) => `Context field "${field.name}"`,
+        remedy: 'Remove the constraints on it first.',
+        table: 'context_fields',
+        column: 'name',
+        status: 200,
+      },
     },
   );
 
@@ -148,70 +197,19 @@ export function contextFieldRoutes(
   );
 
   typed.post(
-    '/api/admin/context',
-    { schema: { body: fieldBody }, onRequest: guard, config: EDIT },
-    async function adminCreateContextField(request, reply) {
-      const body = request.body;
-      refuseRepeatedValues(body.legalValues);
-      const field: ContextField = {
-        name: body.name,
-        description: body.description ?? null,
-        stickiness: body.stickiness ?? false,
-        sortOrder: body.sortOrder ?? 0,
-        legalValues: distinctValues(body.legalValues ?? []),
-      };
-      const actor = actorOf(request);
-      await writeConfig(db, revisions, async (tx, scope) => {
-        scope.flags();
-        if (await findContextField(tx, field.name)) {
-          throw new ApiError('NAME_EXISTS', 'A context field with that name already exists.');
-        }
-        await insertContextField(tx, field);
-        await recordEvent(tx, { type: EVENT_TYPES.contextFieldCreated, by: actor, data: field });
-      });
-      return reply.status(201).send(field);
-    },
-  );
-
-  typed.put(
-    '/api/admin/context/:name',
-    {
-      schema: { params: nameParams, body: { ...fieldBody, required: [] } },
-      onRequest: guard,
-      config: EDIT,
-    },
-    async function adminUpdateContextField(request, reply) {
-      const { name } = request.params;
-      const body = request.body;
-      if (body.name !== undefined && body.name !== name) {
-        throw new ApiError(
-          'BAD_DATA',
-          'A context field cannot be renamed: the body names another.',
-        );
-      }
-      refuseRepeatedValues(body.legalValues);
-      // As unleash-server: what the body leaves out keeps its value, but for stickiness and
-      // legal values, which a PUT sets (to false and none).
-      await changeField(actorOf(request), name, (before) => ({
-        name,
-        description: body.description ?? before.description,
-        stickiness: body.stickiness ?? false,
-        sortOrder: body.sortOrder ?? before.sortOrder,
-        legalValues: distinctValues(body.legalValues ?? []),
-      }));
-      return reply.status(200).send();
-    },
-  );
-
-  typed.post(
     '/api/admin/context/:name/legal-values',
     { schema: { params: nameParams, body: legalValueSchema }, onRequest: guard, config: EDIT },
     async function adminSetLegalValue(request, reply) {
       const legal = request.body;
-      await changeField(actorOf(request), request.params.name, (before) => ({
-        ...before,
-        legalValues: distinctValues([...before.legalValues, legal]),
-      }));
+      await fields.change(
+        actorOf(request),
+        request.params.name,
+        (_tx, before) => ({
+          ...before,
+          legalValues: distinctValues([...before.legalValues, legal]),
+        }),
+        updateContextField,
+      );
       return reply.status(200).send();
     },
   );
@@ -231,51 +229,21 @@ export function contextFieldRoutes(
     },
     async function adminDeleteLegalValue(request, reply) {
       const { value } = request.params;
-      await changeField(actorOf(request), request.params.name, (before) => ({
-        ...before,
-        legalValues: before.legalValues.filter((legal) => legal.value !== value),
-      }));
-      return reply.status(200).send();
-    },
-  );
-
-  typed.delete(
-    '/api/admin/context/:name',
-    { schema: { params: nameParams }, onRequest: guard, config: EDIT },
-    async function adminDeleteContextField(request, reply) {
-      const { name } = request.params;
-      const actor = actorOf(request);
-      await writeConfig(db, revisions, async (tx, scope) => {
-        scope.flags();
-        const before = await lockedField(tx, name);
-        const strategies = await strategiesUsingContextField(tx, name);
-        const segments = await segmentsUsingContextField(tx, name);
-        refuseWhileUsed(
-          `Context field "${name}"`,
-          [
-            ...strategies.map(
-              (s) =>
-                `strategy ${s.id} (${s.strategyName}) of flag "${s.featureName}" in ${s.environment}`,
-            ),
-            ...segments.map((segment) => `segment "${segment.name}" (id ${segment.id})`),
-          ],
-          'Remove the constraints on it first.',
-        );
-        await tx.query('DELETE FROM context_fields WHERE name = $1', [name]);
-        await recordEvent(tx, {
-          type: EVENT_TYPES.contextFieldDeleted,
-          by: actor,
-          preData: before,
-        });
-      });
+      await fields.change(
+        actorOf(request),
+        request.params.name,
+        (_tx, before) => ({
+          ...before,
+          legalValues: before.legalValues.filter((legal) => legal.value !== value),
+        }),
+        updateContextField,
+      );
       return reply.status(200).send();
     },
   );
 }
 
-async function lockedField(tx: Queryable, name: string): Promise<ContextField> {
+async function lockedField(tx: Queryable, name: string): Promise<ContextField | undefined> {
   await tx.query('SELECT 1 FROM context_fields WHERE name = $1 FOR UPDATE', [name]);
-  const field = await findContextField(tx, name);
-  if (!field) throw notFound(name);
-  return field;
+  return findContextField(tx, name);
 }

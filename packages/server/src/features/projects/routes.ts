@@ -1,10 +1,12 @@
 import type { JsonSchemaToTsProvider } from '@fastify/type-provider-json-schema-to-ts';
 import type { FastifyInstance, FastifyRequest } from 'fastify';
+import type { FromSchema } from 'json-schema-to-ts';
 import { actorOf } from '../../auth/actor.js';
 import type { Database, Queryable } from '../../db/database.js';
 import { ApiError } from '../../errors.js';
 import type { RevisionTracker } from '../../revision.js';
-import { idSchema, refuseDuplicate, writeConfig } from '../config-write.js';
+import { adminResource } from '../admin-resource.js';
+import { idSchema, writeConfig } from '../config-write.js';
 import { findEnvironment, flagsUsingEnvironment } from '../environments/environment-store.js';
 import { recordEvent } from '../events/event-store.js';
 import { EVENT_TYPES } from '../events/event-types.js';
@@ -30,10 +32,23 @@ const projectFields = {
   description: { type: ['string', 'null'], maxLength: 1000 },
 } as const;
 
-/** The project locked for the rest of the transaction; 404 when there is none. */
-async function lockProject(tx: Queryable, id: string): Promise<Project> {
+const createBody = {
+  type: 'object',
+  required: ['id'],
+  properties: { id: idSchema, ...projectFields },
+} as const;
+
+const updateBody = { type: 'object', properties: projectFields } as const;
+
+/** The project, locked for the rest of the transaction. */
+async function lockProject(tx: Queryable, id: string): Promise<Project | undefined> {
   await tx.query('SELECT 1 FROM projects WHERE id = $1 FOR UPDATE', [id]);
-  const project = await findProject(tx, id);
+  return findProject(tx, id);
+}
+
+/** The project locked for the rest of the transaction; 404 when there is none. */
+async function requireLockedProject(tx: Queryable, id: string): Promise<Project> {
+  const project = await lockProject(tx, id);
   if (!project) throw new ApiError('NOT_FOUND', `There is no project "${id}".`);
   return project;
 }
@@ -50,118 +65,77 @@ export function projectRoutes(
 ): void {
   const typed = app.withTypeProvider<JsonSchemaToTsProvider>();
 
-  typed.get('/api/admin/projects', { onRequest: guard }, async function adminListProjects() {
-    return { projects: await listProjects(db) };
-  });
-
-  typed.post(
-    '/api/admin/projects',
+  adminResource(
+    { app, db, revisions, guard },
     {
-      schema: {
-        body: {
-          type: 'object',
-          required: ['id'],
-          properties: { id: idSchema, ...projectFields },
-        },
+      path: '/api/admin/projects',
+      key: { param: 'project', schema: { type: 'string' } },
+      served: true,
+      events: {
+        created: EVENT_TYPES.projectCreated,
+        updated: EVENT_TYPES.projectUpdated,
+        deleted: EVENT_TYPES.projectDeleted,
       },
-      onRequest: guard,
-    },
-    async function adminCreateProject(request, reply) {
-      const { id, name, description } = request.body;
-      const project = { id, name: name ?? id, description: description ?? null };
-      const actor = actorOf(request);
-      await refuseDuplicate(`Project "${id}"`, () =>
-        writeConfig(db, revisions, async (tx) => {
+      eventScope: (project: Project) => ({ project: project.id }),
+      notFound: (id: string) => new ApiError('NOT_FOUND', `There is no project "${id}".`),
+      find: (q, id: string, lock) => (lock ? lockProject(q, id) : findProject(q, id)),
+      list: async (q) => ({ projects: await listProjects(q) }),
+      read: async (q, project) => ({
+        ...project,
+        environments: await environmentsOfProject(q, project.id),
+      }),
+      create: {
+        body: createBody,
+        duplicate: (body: FromSchema<typeof createBody>) => `Project "${body.id}"`,
+        async insert(tx, body: FromSchema<typeof createBody>) {
+          const project = {
+            id: body.id,
+            name: body.name ?? body.id,
+            description: body.description ?? null,
+          };
           await insertProject(tx, project);
-          await recordEvent(tx, {
-            type: EVENT_TYPES.projectCreated,
-            by: actor,
-            project: id,
-            data: project,
-          });
+          return project;
+        },
+        answer: (project) => project,
+      },
+      update: {
+        body: updateBody,
+        // Names and descriptions are not served to SDKs: no flag to diff.
+        served: false,
+        change: (_tx, before, body: FromSchema<typeof updateBody>) => ({
+          id: before.id,
+          name: body.name ?? before.name,
+          description: body.description === undefined ? before.description : body.description,
         }),
-      );
-      return reply.status(201).send(project);
-    },
-  );
-
-  typed.get(
-    '/api/admin/projects/:project',
-    { schema: { params: projectParams }, onRequest: guard },
-    async function adminReadProject(request) {
-      const { project } = request.params;
-      const found = await findProject(db, project);
-      if (!found) throw new ApiError('NOT_FOUND', `There is no project "${project}".`);
-      return { ...found, environments: await environmentsOfProject(db, project) };
-    },
-  );
-
-  typed.put(
-    '/api/admin/projects/:project',
-    {
-      schema: { params: projectParams, body: { type: 'object', properties: projectFields } },
-      onRequest: guard,
-    },
-    async function adminUpdateProject(request) {
-      const { project } = request.params;
-      const { name, description } = request.body;
-      const actor = actorOf(request);
-      // Names and descriptions are not served to SDKs: no flag to diff.
-      return writeConfig(db, revisions, async (tx, scope) => {
-        scope.flags();
-        const before = await lockProject(tx, project);
-        const after = {
-          id: project,
-          name: name ?? before.name,
-          description: description === undefined ? before.description : description,
-        };
-        await tx.query('UPDATE projects SET name = $2, description = $3 WHERE id = $1', [
-          project,
-          after.name,
-          after.description,
-        ]);
-        await recordEvent(tx, {
-          type: EVENT_TYPES.projectUpdated,
-          by: actor,
-          project,
-          data: after,
-          preData: before,
-        });
-        return after;
-      });
-    },
-  );
-
-  typed.delete(
-    '/api/admin/projects/:project',
-    { schema: { params: projectParams }, onRequest: guard },
-    async function adminDeleteProject(request, reply) {
-      const { project } = request.params;
-      if (project === 'default') {
-        throw new ApiError('BAD_DATA', 'The default project cannot be deleted.');
-      }
-      const actor = actorOf(request);
-      await writeConfig(db, revisions, async (tx) => {
-        const before = await lockProject(tx, project);
-        const flags = await flagsOfProject(tx, project);
-        const tokens = await tokensOfProject(tx, project);
-        refuseWhileUsed(
-          `Project "${project}"`,
-          [
+        async save(tx, after) {
+          await tx.query('UPDATE projects SET name = $2, description = $3 WHERE id = $1', [
+            after.id,
+            after.name,
+            after.description,
+          ]);
+        },
+        answer: (after) => ({ status: 200, body: after }),
+      },
+      remove: {
+        check(id) {
+          if (id === 'default') {
+            throw new ApiError('BAD_DATA', 'The default project cannot be deleted.');
+          }
+        },
+        async usedBy(tx, project) {
+          const flags = await flagsOfProject(tx, project.id);
+          const tokens = await tokensOfProject(tx, project.id);
+          return [
             ...flags.map((flag) => `flag "${flag.name}"${flag.archived ? ' (archived)' : ''}`),
             ...tokens.map((token) => `API token "${token.tokenName}" (id ${token.id})`),
-          ],
-          'Delete its flags (archived ones too) and those tokens first.',
-        );
-        await tx.query('DELETE FROM projects WHERE id = $1', [project]);
-        await recordEvent(tx, {
-          type: EVENT_TYPES.projectDeleted,
-          by: actor,
-          project,
-          preData: before,
-        });
-      });
-      return reply.status(200).send();
+          ];
+        },
+        what: (project) => `Project "${project.id}"`,
+        remedy: 'Delete its flags (archived ones too) and those tokens first.',
+        table: 'projects',
+        column: 'id',
+        status: 200,
+      },
     },
   );
 
@@ -184,7 +158,7 @@ export function projectRoutes(
       const { environment } = request.body;
       const actor = actorOf(request);
       await writeConfig(db, revisions, async (tx) => {
-        await lockProject(tx, project);
+        await requireLockedProject(tx, project);
         if (!(await findEnvironment(tx, environment))) {
           throw new ApiError('BAD_DATA', `Environment ${environment} does not exist.`);
         }
@@ -232,7 +206,7 @@ export function projectRoutes(
       const { project, environment } = request.params;
       const actor = actorOf(request);
       await writeConfig(db, revisions, async (tx) => {
-        await lockProject(tx, project);
+        await requireLockedProject(tx, project);
         const linked = await tx.query(
           'SELECT 1 FROM project_environments WHERE project_id = $1 AND environment_name = $2',
           [project, environment],

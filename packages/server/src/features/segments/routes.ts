@@ -1,15 +1,13 @@
 import type { JsonSchemaToTsProvider } from '@fastify/type-provider-json-schema-to-ts';
 import { constraintSchema } from '@flags/schemas';
 import type { FastifyInstance, FastifyRequest } from 'fastify';
-import { actorOf } from '../../auth/actor.js';
+import type { FromSchema } from 'json-schema-to-ts';
 import type { Database, Queryable } from '../../db/database.js';
 import { ApiError } from '../../errors.js';
 import type { RevisionTracker } from '../../revision.js';
-import { refuseDuplicate, writeConfig } from '../config-write.js';
+import { adminResource } from '../admin-resource.js';
 import { checkConstraints } from '../constraint-rules.js';
-import { recordEvent } from '../events/event-store.js';
 import { EVENT_TYPES } from '../events/event-types.js';
-import { refuseWhileUsed } from '../in-use.js';
 import { projectExists } from '../projects/project-store.js';
 import {
   findSegment,
@@ -19,8 +17,6 @@ import {
   strategiesUsingSegment,
   updateSegment,
 } from './segment-store.js';
-
-const EDIT = { permission: 'edit' } as const;
 
 const segmentBody = {
   type: 'object',
@@ -32,6 +28,8 @@ const segmentBody = {
     constraints: { type: 'array', items: constraintSchema },
   },
 } as const;
+
+type SegmentBody = FromSchema<typeof segmentBody>;
 
 const idParams = {
   type: 'object',
@@ -59,54 +57,90 @@ export function segmentRoutes(
 ): void {
   const typed = app.withTypeProvider<JsonSchemaToTsProvider>();
 
-  typed.get('/api/admin/segments', { onRequest: guard }, async function adminListSegments() {
-    return { segments: await listSegments(db) };
-  });
-
-  typed.post(
-    '/api/admin/segments',
-    { schema: { body: segmentBody }, onRequest: guard, config: EDIT },
-    async function adminCreateSegment(request, reply) {
-      const { name, description, project, constraints } = request.body;
-      const actor = actorOf(request);
-      const segment = await refuseDuplicate(`Segment "${name}"`, () =>
-        writeConfig(db, revisions, async (tx) => {
+  adminResource(
+    { app, db, revisions, guard },
+    {
+      path: '/api/admin/segments',
+      key: { param: 'id', schema: idParams.properties.id },
+      permission: 'edit',
+      served: true,
+      events: {
+        created: EVENT_TYPES.segmentCreated,
+        updated: EVENT_TYPES.segmentUpdated,
+        deleted: EVENT_TYPES.segmentDeleted,
+      },
+      eventScope: (segment) => ({ project: segment.project }),
+      notFound,
+      find: (q, id: number) => findSegment(q, id),
+      list: async (q) => ({ segments: await listSegments(q) }),
+      create: {
+        body: segmentBody,
+        duplicate: (body: SegmentBody) => `Segment "${body.name}"`,
+        async insert(tx, body: SegmentBody) {
+          await requireProject(tx, body.project ?? null);
+          await checkConstraints(tx, body.constraints, 'body/constraints');
+          const fields = {
+            name: body.name,
+            description: body.description ?? null,
+            project: body.project ?? null,
+            constraints: body.constraints,
+          };
+          return { id: await insertSegment(tx, fields), ...fields };
+        },
+        // As before (and as unleash-server): a project or description not given is left out.
+        answer: (segment, body) => ({
+          id: segment.id,
+          name: body.name,
+          description: body.description ?? undefined,
+          project: body.project ?? undefined,
+          constraints: body.constraints,
+        }),
+      },
+      update: {
+        body: segmentBody,
+        duplicate: (body: SegmentBody) => `Segment "${body.name}"`,
+        async change(tx, before, body: SegmentBody): Promise<Segment> {
+          const { name, description, project, constraints } = body;
           await requireProject(tx, project ?? null);
           await checkConstraints(tx, constraints, 'body/constraints');
-          const fields = {
+          if (project) {
+            const elsewhere = [
+              ...new Set(
+                (await strategiesUsingSegment(tx, before.id))
+                  .map((strategy) => strategy.projectId)
+                  .filter((used) => used !== project),
+              ),
+            ];
+            if (elsewhere.length > 0) {
+              throw new ApiError(
+                'BAD_DATA',
+                `Invalid project. Segment is being used by strategies in other projects: ${elsewhere.join(', ')}.`,
+              );
+            }
+          }
+          return {
+            id: before.id,
             name,
-            description: description ?? null,
+            description: description === undefined ? before.description : description,
             project: project ?? null,
             constraints,
           };
-          const created = { id: await insertSegment(tx, fields), ...fields };
-          await recordEvent(tx, {
-            type: EVENT_TYPES.segmentCreated,
-            by: actor,
-            project: created.project,
-            data: created,
-          });
-          return created;
-        }),
-      );
-      // As before (and as unleash-server): a project or description not given is left out.
-      return reply.status(201).send({
-        id: segment.id,
-        name,
-        description: description ?? undefined,
-        project: project ?? undefined,
-        constraints,
-      });
-    },
-  );
-
-  typed.get(
-    '/api/admin/segments/:id',
-    { schema: { params: idParams }, onRequest: guard },
-    async function adminReadSegment(request) {
-      const segment = await findSegment(db, request.params.id);
-      if (!segment) throw notFound(request.params.id);
-      return segment;
+        },
+        save: updateSegment,
+        answer: () => ({ status: 204 }),
+      },
+      remove: {
+        usedBy: async (tx, segment) =>
+          (await strategiesUsingSegment(tx, segment.id)).map(
+            (s) =>
+              `strategy ${s.id} (${s.strategyName}) of flag "${s.featureName}" in ${s.environment}`,
+          ),
+        what: (segment) => `Segment "${segment.name}"`,
+        remedy: 'Remove it from these strategies first.',
+        table: 'segments',
+        column: 'id',
+        status: 204,
+      },
     },
   );
 
@@ -119,85 +153,6 @@ export function segmentRoutes(
         strategies: await strategiesUsingSegment(db, request.params.id),
         changeRequestStrategies: [],
       };
-    },
-  );
-
-  typed.put(
-    '/api/admin/segments/:id',
-    { schema: { params: idParams, body: segmentBody }, onRequest: guard, config: EDIT },
-    async function adminUpdateSegment(request, reply) {
-      const { id } = request.params;
-      const { name, description, project, constraints } = request.body;
-      const actor = actorOf(request);
-      await refuseDuplicate(`Segment "${name}"`, () =>
-        writeConfig(db, revisions, async (tx) => {
-          const before = await findSegment(tx, id);
-          if (!before) throw notFound(id);
-          await requireProject(tx, project ?? null);
-          await checkConstraints(tx, constraints, 'body/constraints');
-          if (project) {
-            const elsewhere = [
-              ...new Set(
-                (await strategiesUsingSegment(tx, id))
-                  .map((strategy) => strategy.projectId)
-                  .filter((used) => used !== project),
-              ),
-            ];
-            if (elsewhere.length > 0) {
-              throw new ApiError(
-                'BAD_DATA',
-                `Invalid project. Segment is being used by strategies in other projects: ${elsewhere.join(', ')}.`,
-              );
-            }
-          }
-          const after: Segment = {
-            id,
-            name,
-            description: description === undefined ? before.description : description,
-            project: project ?? null,
-            constraints,
-          };
-          await updateSegment(tx, after);
-          await recordEvent(tx, {
-            type: EVENT_TYPES.segmentUpdated,
-            by: actor,
-            project: after.project,
-            data: after,
-            preData: before,
-          });
-        }),
-      );
-      return reply.status(204).send();
-    },
-  );
-
-  typed.delete(
-    '/api/admin/segments/:id',
-    { schema: { params: idParams }, onRequest: guard, config: EDIT },
-    async function adminDeleteSegment(request, reply) {
-      const { id } = request.params;
-      const actor = actorOf(request);
-      await writeConfig(db, revisions, async (tx) => {
-        const before = await findSegment(tx, id);
-        if (!before) throw notFound(id);
-        const users = await strategiesUsingSegment(tx, id);
-        refuseWhileUsed(
-          `Segment "${before.name}"`,
-          users.map(
-            (s) =>
-              `strategy ${s.id} (${s.strategyName}) of flag "${s.featureName}" in ${s.environment}`,
-          ),
-          'Remove it from these strategies first.',
-        );
-        await tx.query('DELETE FROM segments WHERE id = $1', [id]);
-        await recordEvent(tx, {
-          type: EVENT_TYPES.segmentDeleted,
-          by: actor,
-          project: before.project,
-          preData: before,
-        });
-      });
-      return reply.status(204).send();
     },
   );
 }

@@ -1,14 +1,15 @@
 import type { JsonSchemaToTsProvider } from '@fastify/type-provider-json-schema-to-ts';
 import type { FastifyInstance, FastifyRequest } from 'fastify';
+import type { FromSchema } from 'json-schema-to-ts';
 import { actorOf } from '../../auth/actor.js';
 import type { Database } from '../../db/database.js';
 import { ApiError } from '../../errors.js';
 import type { RevisionTracker } from '../../revision.js';
+import { adminResource } from '../admin-resource.js';
 import { writeConfig } from '../config-write.js';
 import { recordEvent } from '../events/event-store.js';
 import { EVENT_TYPES } from '../events/event-types.js';
 import { bumpFlagVersion } from '../flags/flag-store.js';
-import { refuseWhileUsed } from '../in-use.js';
 import { recordTagEvents } from './feature-tag-routes.js';
 import { tagParams, tagSchema, tagTypeSchema } from './tag-schemas.js';
 import {
@@ -22,11 +23,8 @@ import {
 
 const EDIT = { permission: 'edit' } as const;
 
-const nameParams = {
-  type: 'object',
-  required: ['name'],
-  properties: { name: { type: 'string' } },
-} as const;
+/** A PUT's body: every field may be left out. */
+const tagTypeUpdateBody = { ...tagTypeSchema, required: [] } as const;
 
 /**
  * Tags on their own (`/api/admin/tags`) and tag types (`/api/admin/tag-types`). Neither is served
@@ -110,9 +108,80 @@ export function tagRoutes(
     },
   );
 
-  typed.get('/api/admin/tag-types', { onRequest: guard }, async function adminListTagTypes() {
-    return { version: 1, tagTypes: await listTagTypes(db) };
-  });
+  adminResource(
+    { app, db, revisions, guard },
+    {
+      path: '/api/admin/tag-types',
+      key: { param: 'name', schema: { type: 'string' } },
+      permission: 'edit',
+      served: false,
+      events: {
+        created: EVENT_TYPES.tagTypeCreated,
+        updated: EVENT_TYPES.tagTypeUpdated,
+        deleted: EVENT_TYPES.tagTypeDeleted,
+      },
+      notFound: () => new ApiError('NOT_FOUND', 'Could not find tag-type.'),
+      find: (q, name: string) => findTagType(q, name),
+      list: async (q) => ({ version: 1, tagTypes: await listTagTypes(q) }),
+      read: (_q, tagType) => ({ version: 1, tagType }),
+      create: {
+        body: tagTypeSchema,
+        async insert(tx, body: FromSchema<typeof tagTypeSchema>) {
+          const tagType = {
+            name: body.name,
+            description: body.description ?? null,
+            icon: body.icon ?? null,
+            color: body.color ?? null,
+          };
+          if (await findTagType(tx, tagType.name)) {
+            throw new ApiError(
+              'NAME_EXISTS',
+              `There already exists a tag-type with the name ${tagType.name}.`,
+            );
+          }
+          await tx.query(
+            'INSERT INTO tag_types (name, description, icon, color) VALUES ($1, $2, $3, $4)',
+            [tagType.name, tagType.description, tagType.icon, tagType.color],
+          );
+          return tagType;
+        },
+        answer: (tagType) => tagType,
+      },
+      update: {
+        body: tagTypeUpdateBody,
+        check(name, body: FromSchema<typeof tagTypeUpdateBody>) {
+          if (body.name !== undefined && body.name !== name) {
+            throw new ApiError('BAD_DATA', 'A tag type cannot be renamed: the body names another.');
+          }
+        },
+        change: (_tx, before, body: FromSchema<typeof tagTypeUpdateBody>) => ({
+          name: before.name,
+          description: body.description ?? before.description,
+          icon: body.icon === undefined ? before.icon : body.icon,
+          color: body.color === undefined ? before.color : body.color,
+        }),
+        async save(tx, after) {
+          await tx.query(
+            'UPDATE tag_types SET description = $2, icon = $3, color = $4 WHERE name = $1',
+            [after.name, after.description, after.icon, after.color],
+          );
+        },
+        answer: () => ({ status: 200 }),
+      },
+      remove: {
+        usedBy: async (tx, tagType) =>
+          (await featuresTagged(tx, tagType.name)).map(
+            (flag) => `flag "${flag.name}" (project "${flag.project}")`,
+          ),
+        what: (tagType) => `Tag type "${tagType.name}"`,
+        remedy: 'Remove its tags from these flags first.',
+        // Its tags that no flag carries go with it.
+        table: 'tag_types',
+        column: 'name',
+        status: 200,
+      },
+    },
+  );
 
   typed.post(
     '/api/admin/tag-types/validate',
@@ -123,111 +192,6 @@ export function tagRoutes(
         throw new ApiError('NAME_EXISTS', `There already exists a tag-type with the name ${name}.`);
       }
       return { valid: true, tagType: request.body };
-    },
-  );
-
-  typed.post(
-    '/api/admin/tag-types',
-    { schema: { body: tagTypeSchema }, onRequest: guard, config: EDIT },
-    async function adminCreateTagType(request, reply) {
-      const tagType = {
-        name: request.body.name,
-        description: request.body.description ?? null,
-        icon: request.body.icon ?? null,
-        color: request.body.color ?? null,
-      };
-      const actor = actorOf(request);
-      await writeConfig(db, revisions, async (tx, scope) => {
-        scope.flags();
-        if (await findTagType(tx, tagType.name)) {
-          throw new ApiError(
-            'NAME_EXISTS',
-            `There already exists a tag-type with the name ${tagType.name}.`,
-          );
-        }
-        await tx.query(
-          'INSERT INTO tag_types (name, description, icon, color) VALUES ($1, $2, $3, $4)',
-          [tagType.name, tagType.description, tagType.icon, tagType.color],
-        );
-        await recordEvent(tx, { type: EVENT_TYPES.tagTypeCreated, by: actor, data: tagType });
-      });
-      return reply.status(201).send(tagType);
-    },
-  );
-
-  typed.get(
-    '/api/admin/tag-types/:name',
-    { schema: { params: nameParams }, onRequest: guard },
-    async function adminReadTagType(request) {
-      const tagType = await findTagType(db, request.params.name);
-      if (!tagType) throw new ApiError('NOT_FOUND', 'Could not find tag-type.');
-      return { version: 1, tagType };
-    },
-  );
-
-  typed.put(
-    '/api/admin/tag-types/:name',
-    {
-      schema: {
-        params: nameParams,
-        body: { ...tagTypeSchema, required: [] },
-      },
-      onRequest: guard,
-      config: EDIT,
-    },
-    async function adminUpdateTagType(request, reply) {
-      const { name } = request.params;
-      const body = request.body;
-      if (body.name !== undefined && body.name !== name) {
-        throw new ApiError('BAD_DATA', 'A tag type cannot be renamed: the body names another.');
-      }
-      const actor = actorOf(request);
-      await writeConfig(db, revisions, async (tx, scope) => {
-        scope.flags();
-        const before = await findTagType(tx, name);
-        if (!before) throw new ApiError('NOT_FOUND', 'Could not find tag-type.');
-        const after = {
-          name,
-          description: body.description ?? before.description,
-          icon: body.icon === undefined ? before.icon : body.icon,
-          color: body.color === undefined ? before.color : body.color,
-        };
-        await tx.query(
-          'UPDATE tag_types SET description = $2, icon = $3, color = $4 WHERE name = $1',
-          [name, after.description, after.icon, after.color],
-        );
-        await recordEvent(tx, {
-          type: EVENT_TYPES.tagTypeUpdated,
-          by: actor,
-          data: after,
-          preData: before,
-        });
-      });
-      return reply.status(200).send();
-    },
-  );
-
-  typed.delete(
-    '/api/admin/tag-types/:name',
-    { schema: { params: nameParams }, onRequest: guard, config: EDIT },
-    async function adminDeleteTagType(request, reply) {
-      const { name } = request.params;
-      const actor = actorOf(request);
-      await writeConfig(db, revisions, async (tx, scope) => {
-        scope.flags();
-        const before = await findTagType(tx, name);
-        if (!before) throw new ApiError('NOT_FOUND', 'Could not find tag-type.');
-        const flags = await featuresTagged(tx, name);
-        refuseWhileUsed(
-          `Tag type "${name}"`,
-          flags.map((flag) => `flag "${flag.name}" (project "${flag.project}")`),
-          'Remove its tags from these flags first.',
-        );
-        // Its tags that no flag carries go with it.
-        await tx.query('DELETE FROM tag_types WHERE name = $1', [name]);
-        await recordEvent(tx, { type: EVENT_TYPES.tagTypeDeleted, by: actor, preData: before });
-      });
-      return reply.status(200).send();
     },
   );
 }
