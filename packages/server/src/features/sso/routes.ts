@@ -292,13 +292,13 @@ export function ssoRoutes(
         await record(true, user.email, user.id);
         await db.query('UPDATE users SET seen_at = $2 WHERE id = $1', [user.id, now()]);
         const secret = await sessions.create(user.id, 'oidc');
-        return reply
-          .header('set-cookie', [
-            clearLoginCookie,
-            sessionCookie(request, secret, sessionMaxAgeMs, path),
-          ])
-          .header('cache-control', 'no-store')
-          .redirect(home, 302);
+        return (
+          reply
+            // After the login cookie's clearing, set above.
+            .header('set-cookie', sessionCookie(request, secret, sessionMaxAgeMs, path))
+            .header('cache-control', 'no-store')
+            .redirect(home, 302)
+        );
       } catch (error) {
         if (error instanceof ProviderUnavailable) {
           request.log.warn(`single sign-on: ${error.message}`);
