@@ -13,6 +13,7 @@ import { sql as adminResources } from './0021-admin-resources.js';
 import { sql as simpleTagType } from './0022-simple-tag-type.js';
 import { sql as loginThrottling } from './0023-login-throttling.js';
 import { sql as userAdministration } from './0024-user-administration.js';
+import { sql as singleSignOn } from './0025-single-sign-on.js';
 import { sql as builtInContextFields } from './0026-built-in-context-fields.js';
 
 /**
@@ -40,5 +41,6 @@ export const migrations: readonly {
   { version: 22, name: 'simple-tag-type', sql: simpleTagType },
   { version: 23, name: 'login-throttling', sql: loginThrottling },
   { version: 24, name: 'user-administration', sql: userAdministration },
+  { version: 25, name: 'single-sign-on', sql: singleSignOn },
   { version: 26, name: 'built-in-context-fields', sql: builtInContextFields },
 ];
