@@ -152,7 +152,8 @@ describe('answer cache', () => {
   });
 
   it('keeps no answer that drew a random number, and none past the date a constraint flips', async () => {
-    const soon = new Date(Date.now() + 1500).toISOString();
+    // Set again with the second payload: the date must lie after the coin's hundred requests.
+    let soon = new Date(Date.now() + 60_000).toISOString();
     const run = await startProxy(
       payload([
         {
@@ -188,6 +189,7 @@ describe('answer cache', () => {
       assert.equal(run.proxy.state.current?.answers?.size, 0);
 
       // Without the coin, the answer holds until the date passes.
+      soon = new Date(Date.now() + 4000).toISOString();
       run.upstream.setPayload(
         payload([
           {
@@ -208,7 +210,7 @@ describe('answer cache', () => {
         assert.deepEqual(toggleNames(before), ['until-soon']);
       }
       assert.equal(run.proxy.state.current?.answers?.size, 1);
-      await waitFor(() => Date.now() > Date.parse(soon) + 10, 3000);
+      await waitFor(() => Date.now() > Date.parse(soon) + 10, 8000);
       const after = await call(run, 'GET', '/proxy?userId=u', { headers: withKey() });
       assert.deepEqual(toggleNames(after), []);
       assert.equal(run.proxy.state.current?.answers?.size, 1);
