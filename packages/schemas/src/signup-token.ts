@@ -37,6 +37,10 @@ export const userSchema = {
     accountType: { type: 'string', enum: ['User', 'Service Account'] },
     permissions: { type: 'array', items: { type: 'string' }, description: 'Deprecated.' },
     scimId: { type: ['string', 'null'] },
+    disabled: {
+      type: 'boolean',
+      description: 'An Admin disabled the user: they cannot log in or use a token until enabled.',
+    },
   },
 } as const;
 

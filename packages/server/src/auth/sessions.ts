@@ -89,7 +89,8 @@ export class SessionStore {
       `SELECT s.user_id, s.last_seen_at, u.username, u.email, u.name,
               (SELECT r.name FROM role_user ru JOIN roles r ON r.id = ru.role_id
                 WHERE ru.user_id = u.id AND r.type = 'root' ORDER BY ru.role_id LIMIT 1) AS role_name
-         FROM user_sessions s JOIN users u ON u.id = s.user_id AND u.deleted_at IS NULL
+         FROM user_sessions s JOIN users u ON u.id = s.user_id
+              AND u.deleted_at IS NULL AND u.disabled_at IS NULL
         WHERE s.id_hash = $1 AND s.expires_at > $2 AND s.last_seen_at > $3`,
       [hashSecret(secret), at, new Date(at.getTime() - this.limits.idleTimeoutMs)],
     );

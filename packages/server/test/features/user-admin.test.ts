@@ -168,6 +168,86 @@ for (const backend of backends) {
         assert.equal(gone.statusCode, 404);
       });
 
+      it('disabling a user ends their session, refuses their password and token; enabling lets them back', async () => {
+        const user = await newUser('Editor');
+        const pat = await newPat(user.cookie);
+        const stream = await openStream({ authorization: pat });
+        const disabled = await inject('PUT', `/api/admin/user-admin/${user.id}`, admin, {
+          disabled: true,
+        });
+        assert.equal(disabled.statusCode, 200, disabled.body);
+        assert.equal(disabled.json().disabled, true);
+        assert.equal(await me({ cookie: user.cookie }), 401);
+        assert.equal(await me({ authorization: pat }), 401);
+        assert.equal(await write({ authorization: pat }), 401);
+        await stream.ended;
+        const login = await inject(
+          'POST',
+          '/auth/simple/login',
+          {},
+          { username: user.username, password: user.password },
+        );
+        assert.equal(login.statusCode, 401, login.body);
+        assert.equal(login.headers['set-cookie'], undefined);
+        // Still listed, and shown disabled.
+        const read = await inject('GET', `/api/admin/user-admin/${user.id}`, admin);
+        assert.equal(read.json().disabled, true);
+        const [event] = await db.query<{
+          pre_data: { disabled: boolean };
+          data: { disabled: boolean };
+        }>(
+          "SELECT pre_data, data FROM events WHERE type = 'user-updated' ORDER BY id DESC LIMIT 1",
+        );
+        assert.equal(event!.pre_data.disabled, false);
+        assert.equal(event!.data.disabled, true);
+
+        const enabled = await inject('PUT', `/api/admin/user-admin/${user.id}`, admin, {
+          disabled: false,
+        });
+        assert.equal(enabled.statusCode, 200, enabled.body);
+        assert.equal(enabled.json().disabled, false);
+        assert.equal(await me({ authorization: pat }), 200);
+        assert.equal(await me({ cookie: user.cookie }), 401);
+        const again = cookieOf(await logIn(user.username, user.password));
+        assert.equal(await me({ cookie: again }), 200);
+
+        const bad = await inject('PUT', `/api/admin/user-admin/${user.id}`, admin, {
+          disabled: 'yes',
+        });
+        assert.equal(bad.statusCode, 400, bad.body);
+      });
+
+      it('never disables the last active Admin', async () => {
+        const others = await db.query<{ id: number }>(
+          `SELECT ru.user_id AS id FROM role_user ru JOIN roles r ON r.id = ru.role_id
+            WHERE r.name = 'Admin' AND r.type = 'root'`,
+        );
+        const last = await newUser('Admin');
+        const spare = await newUser('Admin');
+        for (const { id } of [...others, { id: spare.id }]) {
+          const response = await inject('PUT', `/api/admin/user-admin/${id}`, admin, {
+            disabled: true,
+          });
+          assert.equal(response.statusCode, 200, response.body);
+        }
+        const refused = await inject('PUT', `/api/admin/user-admin/${last.id}`, admin, {
+          disabled: true,
+        });
+        assert.equal(refused.statusCode, 409, refused.body);
+        assert.equal(refused.json().name, 'ConflictError');
+        assert.match(refused.json().message, /last Admin/);
+        assert.equal(await write({ cookie: last.cookie }), 201);
+        // A disabled Admin is no Admin to keep: deleting one is allowed.
+        const removed = await inject('DELETE', `/api/admin/user-admin/${spare.id}`, admin);
+        assert.equal(removed.statusCode, 200, removed.body);
+        for (const { id } of others) {
+          const response = await inject('PUT', `/api/admin/user-admin/${id}`, admin, {
+            disabled: false,
+          });
+          assert.equal(response.statusCode, 200, response.body);
+        }
+      });
+
       it('demoting an Admin to Viewer makes their next write 403, and closes their streams', async () => {
         const user = await newUser('Admin');
         const pat = await newPat(user.cookie);

@@ -15,6 +15,7 @@ import { sql as loginThrottling } from './0023-login-throttling.js';
 import { sql as userAdministration } from './0024-user-administration.js';
 import { sql as singleSignOn } from './0025-single-sign-on.js';
 import { sql as builtInContextFields } from './0026-built-in-context-fields.js';
+import { sql as disabledUsers } from './0027-disabled-users.js';
 
 /**
  * Versioned migrations, applied in order and recorded in `schema_migrations`.
@@ -43,4 +44,5 @@ export const migrations: readonly {
   { version: 24, name: 'user-administration', sql: userAdministration },
   { version: 25, name: 'single-sign-on', sql: singleSignOn },
   { version: 26, name: 'built-in-context-fields', sql: builtInContextFields },
+  { version: 27, name: 'disabled-users', sql: disabledUsers },
 ];

@@ -39,7 +39,7 @@ async function isBreakGlassAdmin(
   if (breakGlass === undefined) return false;
   const rows = await db.query(
     `SELECT 1 FROM users u JOIN role_user ru ON ru.user_id = u.id JOIN roles r ON r.id = ru.role_id
-      WHERE u.id = $1 AND u.deleted_at IS NULL AND r.type = 'root' AND r.name = 'Admin'
+      WHERE u.id = $1 AND u.deleted_at IS NULL AND u.disabled_at IS NULL AND r.type = 'root' AND r.name = 'Admin'
         AND (lower(u.username) = lower($2) OR lower(u.email) = lower($2))`,
     [id, breakGlass.trim()],
   );

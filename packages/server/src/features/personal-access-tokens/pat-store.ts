@@ -111,7 +111,8 @@ export async function findPersonalAccessToken(
     `SELECT p.id, p.seen_at, u.id AS user_id, u.username, u.email, u.name,
             (SELECT r.name FROM role_user ru JOIN roles r ON r.id = ru.role_id
               WHERE ru.user_id = u.id AND r.type = 'root' ORDER BY ru.role_id LIMIT 1) AS role_name
-       FROM personal_access_tokens p JOIN users u ON u.id = p.user_id AND u.deleted_at IS NULL
+       FROM personal_access_tokens p JOIN users u ON u.id = p.user_id
+              AND u.deleted_at IS NULL AND u.disabled_at IS NULL
       WHERE p.secret_hash = $1 AND p.expires_at > $2`,
     [hashSecret(secret), now],
   );

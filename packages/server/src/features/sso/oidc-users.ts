@@ -20,10 +20,10 @@ const BY = { name: 'single sign-on' } as const;
 /**
  * The user `identity` signs in as, by e-mail (any case): refused (`SsoRefusal`'s reasons, as
  * strings, thrown by the caller) when the provider sent no e-mail or an unverified one, its domain
- * is not in `emailDomains`, or nobody has it and `autoCreate` is off. A new user gets the root
- * role the groups give, else `defaultRootRole`; with group syncing, an existing user's root role
- * follows the groups (else `defaultRootRole`) at every sign-in. Creations and role changes are
- * events.
+ * is not in `emailDomains`, its user is disabled, or nobody has it and `autoCreate` is off. A new
+ * user gets the root role the groups give, else `defaultRootRole`; with group syncing, an existing
+ * user's root role follows the groups (else `defaultRootRole`) at every sign-in. Creations and
+ * role changes are events.
  */
 export async function signInUser(
   db: Database,
@@ -54,11 +54,14 @@ export async function signInUser(
 
   try {
     return await db.transaction(async (tx) => {
-      const [found] = await tx.query<{ id: number }>(
-        `SELECT id FROM users WHERE deleted_at IS NULL AND lower(email) = lower($1)
+      const [found] = await tx.query<{ id: number; disabled: boolean }>(
+        `SELECT id, disabled_at IS NOT NULL AS disabled FROM users
+          WHERE deleted_at IS NULL AND lower(email) = lower($1)
           ORDER BY id LIMIT 1 FOR UPDATE`,
         [email],
       );
+      // An Admin disabled this user here: neither signed in nor created again.
+      if (found?.disabled) return refuse('the user with this e-mail is disabled', true, email);
       if (!found) {
         // A row kept for a user taken out here (`deleted_at`) holds the e-mail: the provider
         // cannot bring that person back.

@@ -19,7 +19,7 @@ export async function findLoginCandidate(
 ): Promise<LoginCandidate | undefined> {
   const [row] = await db.query<{ id: number; password_hash: string | null }>(
     `SELECT id, password_hash FROM users
-      WHERE deleted_at IS NULL AND (lower(username) = lower($1) OR lower(email) = lower($1))
+      WHERE deleted_at IS NULL AND disabled_at IS NULL AND (lower(username) = lower($1) OR lower(email) = lower($1))
       ORDER BY (lower(username) = lower($1)) DESC NULLS LAST, id
       LIMIT 1`,
     [login.trim()],

@@ -83,7 +83,8 @@ export async function findPasswordLink(
     `SELECT l.user_id, u.name, u.email, u.username, l.created_by,
             (SELECT ru.role_id FROM role_user ru JOIN roles r ON r.id = ru.role_id
               WHERE ru.user_id = u.id AND r.type = 'root' ORDER BY ru.role_id LIMIT 1) AS role_id
-       FROM password_links l JOIN users u ON u.id = l.user_id AND u.deleted_at IS NULL
+       FROM password_links l JOIN users u ON u.id = l.user_id
+              AND u.deleted_at IS NULL AND u.disabled_at IS NULL
       WHERE l.secret_hash = $1 AND l.expires_at > $2
       ${lock ? 'FOR UPDATE OF l' : ''}`,
     [hashSecret(secret), at],

@@ -22,6 +22,7 @@ import {
   listUsers,
   lockAdminCount,
   setRootRole,
+  setUserDisabled,
   updateUserDetails,
   userClash,
   usernameTaken,
@@ -52,6 +53,7 @@ const updateUserSchema = {
     name: createInvitedUserSchema.properties.name,
     email: createInvitedUserSchema.properties.email,
     rootRole: { type: ['integer', 'string'], minLength: 1, maxLength: 255 },
+    disabled: { type: 'boolean' },
   },
 } as const;
 
@@ -75,8 +77,9 @@ async function existingUser(tx: Queryable, id: number): Promise<User> {
 /**
  * Users and roles of the admin API (`/api/admin/user-admin`, `/api/admin/roles`): Admin-only, as
  * unleash-server's. Deleting a user ends their sessions and personal access tokens with the row;
- * a changed role applies to their next request; the last Admin can be neither deleted nor demoted.
- * Every change is an event.
+ * disabling one (`disabled` in the update) ends their sessions and refuses their tokens until they
+ * are enabled again; a changed role applies to their next request; the last active Admin can be
+ * neither deleted, demoted nor disabled. Every change is an event.
  */
 export function userRoutes(
   app: FastifyInstance,
@@ -177,32 +180,32 @@ export function userRoutes(
     },
     async function adminUpdateUser(request) {
       const { id } = request.params;
-      const { name, email, rootRole } = request.body;
+      const { name, email, rootRole, disabled } = request.body;
       const role = rootRole === undefined ? undefined : await findRootRole(db, rootRole);
       if (rootRole !== undefined && !role) {
         throw new ApiError('BAD_DATA', `"${rootRole}" is not a root role.`);
       }
       const by = actorOf(request);
       try {
-        const { updated, roleChanged } = await db.transaction(async (tx) => {
+        const { updated, roleChanged, disabledChanged } = await db.transaction(async (tx) => {
           const admins = await lockAdminCount(tx);
           const before = await existingUser(tx, id);
+          const lastActiveAdmin =
+            admins <= 1 && !before.disabled && (await isAdminRoleId(tx, before.rootRole));
           const roleChanged = role !== undefined && role.id !== before.rootRole;
-          if (
-            roleChanged &&
-            admins <= 1 &&
-            (await isAdminRoleId(tx, before.rootRole)) &&
-            !(await isAdminRoleId(tx, role.id))
-          ) {
+          if (roleChanged && lastActiveAdmin && !(await isAdminRoleId(tx, role.id))) {
             throw lastAdmin('demoted');
           }
+          const disabledChanged = disabled !== undefined && disabled !== before.disabled;
+          if (disabledChanged && disabled && lastActiveAdmin) throw lastAdmin('disabled');
           await updateUserDetails(tx, id, { name, email });
           if (roleChanged) await setRootRole(tx, id, role.id);
+          if (disabledChanged) await setUserDisabled(tx, id, disabled ? now() : null);
           const updated = await existingUser(tx, id);
           recordEvent(tx, { type: EVENT_TYPES.userUpdated, by, preData: before, data: updated });
-          return { updated, roleChanged };
+          return { updated, roleChanged, disabledChanged };
         });
-        if (roleChanged) changes.changed();
+        if (roleChanged || disabledChanged) changes.changed();
         return updated;
       } catch (error) {
         throw userClash(error) ?? error;
@@ -219,7 +222,9 @@ export function userRoutes(
       await db.transaction(async (tx) => {
         const admins = await lockAdminCount(tx);
         const before = await existingUser(tx, id);
-        if (admins <= 1 && (await isAdminRoleId(tx, before.rootRole))) throw lastAdmin('deleted');
+        if (admins <= 1 && !before.disabled && (await isAdminRoleId(tx, before.rootRole))) {
+          throw lastAdmin('deleted');
+        }
         await deleteUser(tx, id);
         recordEvent(tx, { type: EVENT_TYPES.userDeleted, by, preData: before });
       });
@@ -327,7 +332,7 @@ export function userRoutes(
 }
 
 /** The 409 of a change that would leave the server without an Admin. */
-function lastAdmin(change: 'deleted' | 'demoted'): ApiError {
+function lastAdmin(change: 'deleted' | 'demoted' | 'disabled'): ApiError {
   return new ApiError(
     'LAST_ADMIN',
     `This user is the last Admin and cannot be ${change}: make another user Admin first.`,

@@ -24,12 +24,13 @@ interface UserRow {
   seen_at: Date | string | null;
   created_at: Date | string;
   root_role: number | null;
+  disabled_at: Date | string | null;
 }
 
 const ROLE_COLUMNS = 'id, name, type, description, project';
 
 const USER_COLUMNS = `u.id, u.name, u.username, u.email, u.image_url, u.login_attempts, u.email_sent,
-  u.is_service, u.scim_id, u.seen_at, u.created_at,
+  u.is_service, u.scim_id, u.seen_at, u.created_at, u.disabled_at,
   (SELECT ru.role_id FROM role_user ru JOIN roles r ON r.id = ru.role_id
     WHERE ru.user_id = u.id AND r.type = 'root' ORDER BY ru.role_id LIMIT 1) AS root_role`;
 
@@ -69,6 +70,7 @@ export function userJson(row: UserRow): User {
     accountType: row.is_service ? 'Service Account' : 'User',
     permissions: [],
     ...(row.scim_id === null ? {} : { scimId: row.scim_id }),
+    disabled: row.disabled_at !== null,
   };
 }
 
@@ -178,15 +180,15 @@ export async function createUser(tx: Queryable, user: NewUser): Promise<User> {
 
 /**
  * Locks the Admin root role's row for the caller's transaction: changes that may leave no Admin
- * (a demotion, a deletion) take it first, so two at once cannot each leave the other the last.
- * Returns the number of Admins.
+ * (a demotion, a deletion, disabling a user) take it first, so two at once cannot each leave the
+ * other the last. Returns the number of active (not disabled) Admins.
  */
 export async function lockAdminCount(tx: Queryable): Promise<number> {
   await tx.query("SELECT id FROM roles WHERE type = 'root' AND name = 'Admin' FOR UPDATE");
   const [row] = await tx.query<{ n: number }>(
     `SELECT count(DISTINCT u.id)::int AS n FROM users u
        JOIN role_user ru ON ru.user_id = u.id JOIN roles r ON r.id = ru.role_id
-      WHERE u.deleted_at IS NULL AND r.type = 'root' AND r.name = 'Admin'`,
+      WHERE u.deleted_at IS NULL AND u.disabled_at IS NULL AND r.type = 'root' AND r.name = 'Admin'`,
   );
   return row?.n ?? 0;
 }
@@ -221,6 +223,19 @@ export async function updateUserDetails(
     'UPDATE users SET name = COALESCE($2, name), email = COALESCE($3, email) WHERE id = $1',
     [userId, change.name ?? null, change.email ?? null],
   );
+}
+
+/**
+ * Disables a user (`at`) or enables them again (null). Disabling ends their sessions; their
+ * personal access tokens and password links stay but are refused while they are disabled.
+ */
+export async function setUserDisabled(
+  tx: Queryable,
+  userId: number,
+  at: Date | null,
+): Promise<void> {
+  await tx.query('UPDATE users SET disabled_at = $2 WHERE id = $1', [userId, at]);
+  if (at !== null) await tx.query('DELETE FROM user_sessions WHERE user_id = $1', [userId]);
 }
 
 /**
