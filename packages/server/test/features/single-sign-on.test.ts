@@ -347,6 +347,38 @@ for (const backend of backends) {
       await configure(app, { autoCreate: true });
     });
 
+    it('refuses a user an Admin disabled, with autoCreate on: no session, not created again, the refusal in the login history', async () => {
+      const app = await start();
+      await configure(app, { ...terraformBody(provider.discoverUrl), autoCreate: true });
+      accounts.set('dora', { email: 'dora@example.com', groups: [] });
+      const first = await signIn(app, 'dora');
+      assert.equal(first.response.statusCode, 302, first.response.body);
+      const session = sessionOf(first.response)!;
+      assert.equal(await roleOf(app, session), 'Viewer');
+      const [dora] = await db.query<{ id: number }>(
+        "SELECT id FROM users WHERE email = 'dora@example.com'",
+      );
+      const disabled = await app.inject({
+        method: 'PUT',
+        url: `/api/admin/user-admin/${dora!.id}`,
+        headers: admin,
+        payload: { disabled: true },
+      });
+      assert.equal(disabled.statusCode, 200, disabled.body);
+      const me = await app.inject({ url: '/api/admin/user', headers: { cookie: session } });
+      assert.equal(me.statusCode, 401);
+
+      const again = await signIn(app, 'dora');
+      assert.equal(again.response.statusCode, 403);
+      assert.equal(sessionOf(again.response), undefined);
+      const refused = await lastLogin(app);
+      assert.equal(refused.successful, false);
+      assert.equal(refused.username, 'dora@example.com');
+      assert.equal(refused.failure_reason, 'the user with this e-mail is disabled');
+      const rows = await db.query("SELECT 1 FROM users WHERE lower(email) = 'dora@example.com'");
+      assert.equal(rows.length, 1);
+    });
+
     it('refuses a changed state, a replayed callback and a replayed code, with no session', async () => {
       const app = await start();
       await configure(app, terraformBody(provider.discoverUrl));
