@@ -26,8 +26,10 @@ export class MigrateError extends Error {
 const REQUEST_TIMEOUT_MS = 60_000;
 /** How often a request refused with 429 (too many requests) is made. */
 const MAX_ATTEMPTS = 10;
-/** Flags asked for per export request and per search page. */
+/** Flags asked for per export request. */
 const BATCH = 500;
+/** Flags per search page: unleash-server answers at most 100 (and 50 when asked for more). */
+const PAGE = 100;
 
 type Json = Record<string, unknown>;
 
@@ -329,22 +331,26 @@ async function readFlags(
 ): Promise<void> {
   const listed = new Map<string, { createdAt: string; archivedAt: string | null }>();
   for (const archived of [false, true]) {
-    for (let offset = 0; ; offset += BATCH) {
+    for (let offset = 0; ; offset += PAGE) {
       const query = new URLSearchParams({
-        limit: String(BATCH),
+        limit: String(PAGE),
         offset: String(offset),
         sortBy: 'name',
         sortOrder: 'asc',
         ...(archived ? { archived: 'IS:true' } : {}),
       });
-      const page = await api.get<{ features: Json[] }>(`/api/admin/search/features?${query}`);
+      const page = await api.get<{ features: Json[]; total?: number }>(
+        `/api/admin/search/features?${query}`,
+      );
       for (const feature of page.features) {
         listed.set(String(feature.name), {
           createdAt: isoTime(String(feature.createdAt)),
           archivedAt: feature.archivedAt ? isoTime(String(feature.archivedAt)) : null,
         });
       }
-      if (page.features.length < BATCH) break;
+      // The last page, by its size or by the total the search tells.
+      if (page.features.length < PAGE) break;
+      if (page.total !== undefined && offset + page.features.length >= page.total) break;
     }
   }
   const names = [...listed.keys()];
