@@ -11,6 +11,8 @@ import type { UnleashEnvironment, UnleashServer } from './unleash-server.js';
 export interface RichInstance {
   readonly clientTokens: readonly string[];
   readonly frontendTokens: readonly string[];
+  /** API tokens in all, the admin token and the harness's own frontend tokens included. */
+  readonly tokenCount: number;
   readonly users: readonly {
     login: string;
     password: string;
@@ -300,6 +302,31 @@ export async function buildRichInstance(unleash: UnleashServer): Promise<RichIns
     }
   }
 
+  // More flags than one page of unleash-server's search (100), made by its batch import.
+  for (const environment of ENVIRONMENTS) {
+    const names = Array.from({ length: 120 }, (_, i) => `bulk-${String(i).padStart(3, '0')}`);
+    await unleash.importFlags(
+      {
+        features: names.map((name) => ({ name, project: 'default', type: 'release' })),
+        featureStrategies: names.map((name, i) => ({
+          name: 'flexibleRollout',
+          featureName: name,
+          parameters: { rollout: String(i % 100), stickiness: 'default', groupId: name },
+          constraints: [],
+        })),
+        featureEnvironments: names.map((name, i) => ({
+          name,
+          featureName: name,
+          environment,
+          enabled: i % 3 !== 0,
+        })),
+        tagTypes: [],
+      } as never,
+      environment,
+    );
+    if (environment === 'development') flags.push(...names);
+  }
+
   // Tags of two types.
   for (const [index, name] of flags.entries()) {
     await admin('POST', `/api/admin/features/${name}/tags`, {
@@ -309,8 +336,9 @@ export async function buildRichInstance(unleash: UnleashServer): Promise<RichIns
   }
 
   // Archived flags, one of them with strategies and tags.
-  const archived = ['archived-0', 'archived-1', 'archived-2'];
-  for (const name of archived) {
+  // The harness's import waits with a probe flag per import, archived after: two more archived.
+  const archived = ['archived-0', 'archived-1', 'archived-2', 'harness-probe-1', 'harness-probe-2'];
+  for (const name of archived.slice(0, 3)) {
     await admin('POST', project, { name, description: 'gone' });
     await addStrategy(name, 'production', { name: 'default' });
     await turnOn(name, 'production');
@@ -351,7 +379,9 @@ export async function buildRichInstance(unleash: UnleashServer): Promise<RichIns
   }
 
   await settle(unleash, frontendTokens);
-  return { clientTokens, frontendTokens, users, flags, archived };
+  // The admin token, and the frontend token of each environment the harness's import waits with.
+  const tokenCount = clientTokens.length + frontendTokens.length + 1 + 2;
+  return { clientTokens, frontendTokens, tokenCount, users, flags, archived };
 }
 
 /**
