@@ -26,6 +26,7 @@ export {
   optionMeta,
   optionRows,
 } from './option.js';
+export { type ProbeResult, type ProbeWords, probeUrl } from './probe.js';
 export { Type } from './type.js';
 export {
   codeValue,

@@ -1,6 +1,5 @@
 import { readFile } from 'node:fs/promises';
-import http from 'node:http';
-import https from 'node:https';
+import { type ProbeResult, probeUrl } from '@flags/config';
 
 /**
  * The container probes of the `flags-proxy` command (`flags-proxy ready`, `flags-proxy health`):
@@ -18,29 +17,9 @@ export type ProbeName = keyof typeof PROBES;
 export const DEFAULT_PROBE_URL = 'http://localhost:3063';
 /** Short: a probe that waits longer than its orchestrator (Kubernetes gives 1 s by default) helps no one. */
 export const DEFAULT_PROBE_TIMEOUT_MS = 2000;
-/** How much of an answer's body the one line shows. */
-const SHOWN_BODY_CHARACTERS = 200;
-
-/** What a probe found: `ok` is the exit status (0 or 1), `line` the one line it prints. */
-export interface ProbeResult {
-  readonly ok: boolean;
-  readonly line: string;
-}
 
 export function isProbeName(name: string | undefined): name is ProbeName {
   return name !== undefined && Object.hasOwn(PROBES, name);
-}
-
-/** The body as one short line. */
-function oneLine(body: string): string {
-  const flat = body.replace(/\s+/g, ' ').trim();
-  return flat.length > SHOWN_BODY_CHARACTERS ? `${flat.slice(0, SHOWN_BODY_CHARACTERS)}…` : flat;
-}
-
-/** Why a request got no answer, in a few words (`connect ECONNREFUSED 127.0.0.1:1`). */
-function reason(error: unknown): string {
-  const cause = error instanceof Error && error.cause instanceof Error ? error.cause : error;
-  return cause instanceof Error ? cause.message : String(cause);
 }
 
 /**
@@ -54,43 +33,8 @@ export async function probe(
   timeoutMs: number,
   ca?: string,
 ): Promise<ProbeResult> {
-  const { path, passed, failed } = PROBES[name];
-  const url = `${base.replace(/\/+$/, '')}${path}`;
-  const client = url.startsWith('https:') ? https : http;
-  return new Promise((resolve) => {
-    let settled = false;
-    const settle = (result: ProbeResult) => {
-      if (settled) return;
-      settled = true;
-      clearTimeout(timer);
-      request.destroy();
-      resolve(result);
-    };
-    const timer = setTimeout(
-      () => settle({ ok: false, line: `${failed}: no answer within ${timeoutMs} ms from ${url}` }),
-      timeoutMs,
-    );
-    const request = client.get(url, ca === undefined ? {} : { ca }, (answer) => {
-      let body = '';
-      answer.setEncoding('utf8');
-      answer.on('data', (chunk: string) => {
-        if (body.length < SHOWN_BODY_CHARACTERS * 4) body += chunk;
-      });
-      answer.on('end', () => {
-        const ok = answer.statusCode === 200;
-        settle({
-          ok,
-          line: `${ok ? passed : failed}: ${answer.statusCode} ${oneLine(body)} from ${url}`,
-        });
-      });
-      answer.on('error', (error) =>
-        settle({ ok: false, line: `${failed}: cannot reach it (${reason(error)}) from ${url}` }),
-      );
-    });
-    request.on('error', (error) =>
-      settle({ ok: false, line: `${failed}: cannot reach it (${reason(error)}) from ${url}` }),
-    );
-  });
+  const { path, ...words } = PROBES[name];
+  return probeUrl(`${base.replace(/\/+$/, '')}${path}`, words, timeoutMs, ca);
 }
 
 /** The options the probes take besides Edge's (`-e/--edge-url`, `-c/--ca-certificate-file`). */
@@ -132,7 +76,10 @@ export async function probeCommand(
     try {
       ca = await readFile(caFile, 'utf8');
     } catch (error) {
-      return { ok: false, line: `${name}: cannot read the CA certificate file: ${reason(error)}` };
+      return {
+        ok: false,
+        line: `${name}: cannot read the CA certificate file: ${(error as Error).message}`,
+      };
     }
   }
   return probe(name, base, Number(timeout), ca);
