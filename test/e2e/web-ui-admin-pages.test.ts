@@ -211,6 +211,38 @@ describe('configuration pages in Chromium', { skip: noChromium }, () => {
     await page.context().close();
   });
 
+  it('users: an Admin disables a user, whose session ends, then enables them', async () => {
+    await admin('POST', '/api/admin/user-admin', {
+      username: 'dora',
+      password: PASSWORD,
+      rootRole: 'Editor',
+    });
+    const dora = await signIn('dora');
+    const problems: string[] = [];
+    const page = await signIn('ada', WIDE, problems);
+    await page.goto(`${serverUrl}/users`);
+    // She has no name: her row is the one with her user name.
+    const row = page
+      .getByRole('row')
+      .filter({ has: page.getByRole('cell', { name: 'dora', exact: true }) });
+    await row.getByRole('button', { name: 'Disable dora' }).click();
+    await row.getByText('Disabled', { exact: true }).waitFor();
+    const listed = (await admin('GET', '/api/admin/user-admin')) as {
+      users: { username: string; disabled: boolean }[];
+    };
+    assert.equal(listed.users.find((user) => user.username === 'dora')?.disabled, true);
+    // Her open session has ended (a refused login is the API's test: logins here are rate limited).
+    const who = await dora.request.get(`${serverUrl}/api/admin/user`);
+    assert.equal(who.status(), 401);
+    await row.getByRole('button', { name: 'Enable dora' }).click();
+    await row.getByText('Active', { exact: true }).waitFor();
+    const relisted = (await admin('GET', '/api/admin/user-admin')) as typeof listed;
+    assert.equal(relisted.users.find((user) => user.username === 'dora')?.disabled, false);
+    assert.deepEqual(problems, []);
+    await dora.context().close();
+    await page.context().close();
+  });
+
   it('segments: edited in the same form, with the flags that use them listed', async () => {
     const created = (await admin('POST', '/api/admin/segments', {
       name: 'testers',

@@ -1,7 +1,7 @@
 /**
  * Users and invite links (Admins only): add a user with a password or a welcome link, change
- * name, e-mail and role, delete, make a reset-password link; invite links that let anyone holding
- * them sign up with the link's role.
+ * name, e-mail and role, disable and enable, delete, make a reset-password link; invite links
+ * that let anyone holding them sign up with the link's role.
  */
 import { api, get } from '../api.js';
 import { formatTime, html } from '../kit.js';
@@ -23,6 +23,7 @@ interface User {
   seenAt?: string | null;
   createdAt?: string;
   inviteLink?: string;
+  disabled?: boolean;
 }
 
 interface InviteLink {
@@ -79,6 +80,7 @@ const users: ResourceSpec<User, Extra> = {
       cell: (user, extra) => extra?.roles.find((role) => role.id === user.rootRole)?.name ?? '',
     },
     { label: 'Last seen', cell: (user) => formatTime(user.seenAt) || 'never' },
+    { label: 'Status', cell: (user) => (user.disabled ? 'Disabled' : 'Active') },
   ],
   fields: [
     { name: 'name', label: 'Name', maxLength: 255 },
@@ -145,7 +147,18 @@ const users: ResourceSpec<User, Extra> = {
         } catch (failure) {
           row.report({ error: failure });
         }
-      }}>Reset password</button>`,
+      }}>Reset password</button>
+      <button type="button" class="secondary"
+        aria-label=${`${user.disabled ? 'Enable' : 'Disable'} ${whoIs(user)}`}
+        onClick=${async () => {
+          try {
+            // Disabling ends their sessions and stops their tokens at once; enabling lets them in.
+            await api('PUT', `/api/admin/user-admin/${user.id}`, { disabled: !user.disabled });
+            row.reload();
+          } catch (failure) {
+            row.report({ error: failure });
+          }
+        }}>${user.disabled ? 'Enable' : 'Disable'}</button>`,
 };
 
 const inviteLinks: ResourceSpec<InviteLink, Extra> = {
