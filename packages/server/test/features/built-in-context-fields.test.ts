@@ -84,7 +84,10 @@ for (const backend of backends) {
            VALUES ('userId', 'Our customers', true, 7, '[{"value":"u-1"}]'::jsonb),
                   ('region', NULL, false, 9, '[]'::jsonb)`,
         );
-        assert.deepEqual(await migrate(db), [VERSION]);
+        assert.deepEqual(
+          await migrate(db),
+          migrations.filter((migration) => migration.version >= VERSION).map((m) => m.version),
+        );
         const app = await startApp(db);
         try {
           const context = await app.inject({ url: '/api/admin/context', headers: admin });
