@@ -58,7 +58,8 @@ describe('run-time dependencies', () => {
 
 /**
  * The workspace packages each package may use (DESIGN.md): schemas ← config, engine ← serving ←
- * proxy, server. No service uses the other; they speak HTTP only.
+ * proxy, server. No service uses the other; they speak HTTP only, and so does the `flags` command
+ * (cli), which must work against unleash-server too.
  */
 const ALLOWED_WORKSPACE_DEPENDENCIES: Readonly<Record<string, readonly string[]>> = {
   schemas: [],
@@ -67,6 +68,7 @@ const ALLOWED_WORKSPACE_DEPENDENCIES: Readonly<Record<string, readonly string[]>
   serving: ['@flags/config', '@flags/engine', '@flags/schemas'],
   proxy: ['@flags/config', '@flags/engine', '@flags/schemas', '@flags/serving'],
   server: ['@flags/config', '@flags/engine', '@flags/schemas', '@flags/serving'],
+  cli: ['@flags/config'],
 };
 
 describe('workspace dependencies point one way', () => {
