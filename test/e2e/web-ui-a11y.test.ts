@@ -1,16 +1,12 @@
 import assert from 'node:assert/strict';
-import { readFileSync } from 'node:fs';
-import { createRequire } from 'node:module';
 import { after, before, describe, it } from 'node:test';
 import type { Browser, Page } from 'playwright-core';
 import { adminRequest, demoImport } from '../../scripts/demo/seed.js';
-import { launchChromium, noChromium } from '../helpers/chromium.js';
+import { accessibilityViolations, launchChromium, noChromium } from '../helpers/chromium.js';
 import { startUiServer, type UiServer } from '../helpers/ui-server.js';
 import { waitFor } from '../helpers/wait.js';
 
 const ADMIN = '*:*.e2e-a11y-admin';
-/** axe-core's browser build, evaluated in the page (DevTools evaluation is outside the CSP). */
-const AXE = readFileSync(createRequire(import.meta.url).resolve('axe-core/axe.min.js'), 'utf8');
 /** Screenshots for a person to look at (not compared by the test). */
 const SHOTS = '/tmp/flags-ui-a11y-';
 const PASSWORD = 'ada-password-long-enough';
@@ -77,15 +73,7 @@ describe('accessibility of the web UI in Chromium', { skip: noChromium }, () => 
 
   /** axe-core's WCAG A and AA rules on the page as it is now: no serious or critical violation. */
   async function assertAccessible(page: Page, what: string): Promise<void> {
-    await page.evaluate(AXE);
-    // A string, run in the page (no DOM types in this test's compilation).
-    const violations = (await page.evaluate(`axe
-      .run({ runOnly: { type: 'tag', values: ['wcag2a', 'wcag2aa', 'wcag21a', 'wcag21aa'] } })
-      .then((result) => result.violations
-        .filter((violation) => violation.impact === 'serious' || violation.impact === 'critical')
-        .map((violation) => violation.id + ': ' + violation.help + ' (' +
-          violation.nodes.map((node) => node.target.join(' ')).join(', ') + ')'))`)) as string[];
-    assert.deepEqual(violations, [], `${what}: accessibility violations`);
+    assert.deepEqual(await accessibilityViolations(page), [], `${what}: accessibility violations`);
   }
 
   it('axe-core finds no serious or critical violation on each page, at 1280 px and at 390 px, where nothing scrolls sideways', async () => {

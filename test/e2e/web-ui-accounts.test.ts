@@ -1,10 +1,8 @@
 import assert from 'node:assert/strict';
-import { readFileSync } from 'node:fs';
-import { createRequire } from 'node:module';
 import { after, before, describe, it } from 'node:test';
 import type { Browser, Page } from 'playwright-core';
 import { adminRequest } from '../../scripts/demo/seed.js';
-import { launchChromium, noChromium } from '../helpers/chromium.js';
+import { accessibilityViolations, launchChromium, noChromium } from '../helpers/chromium.js';
 import { startUiServer, type UiServer } from '../helpers/ui-server.js';
 
 const ADMIN = '*:*.e2e-accounts-admin';
@@ -15,8 +13,6 @@ const WIDE = { width: 1280, height: 900 };
 const NARROW = { width: 390, height: 844 };
 /** What the login page says after a signup that opened no session. */
 const NOT_SIGNED_UP = /No account was opened in this browser/;
-/** axe-core's browser build, evaluated in the page (DevTools evaluation is outside the CSP). */
-const AXE = readFileSync(createRequire(import.meta.url).resolve('axe-core/axe.min.js'), 'utf8');
 
 /**
  * The pages links open, as the person holding the link meets them: an invite link an Admin made,
@@ -69,14 +65,11 @@ describe('account links in Chromium', { skip: noChromium }, () => {
 
   /** axe-core's WCAG A and AA rules on the page as it is now: no violations. */
   async function assertAccessible(page: Page, what: string): Promise<void> {
-    await page.evaluate(AXE);
-    // A string, run in the page (no DOM types in this test's compilation).
-    const violations = (await page.evaluate(`axe
-      .run({ runOnly: { type: 'tag', values: ['wcag2a', 'wcag2aa', 'wcag21a', 'wcag21aa'] } })
-      .then((result) => result.violations.map((violation) =>
-        violation.id + ': ' + violation.help + ' (' +
-        violation.nodes.map((node) => node.target.join(' ')).join(', ') + ')'))`)) as string[];
-    assert.deepEqual(violations, [], `${what}: accessibility violations`);
+    assert.deepEqual(
+      await accessibilityViolations(page, 'every'),
+      [],
+      `${what}: accessibility violations`,
+    );
   }
 
   /** Nothing wider than the window (no sideways scrolling on a phone). */

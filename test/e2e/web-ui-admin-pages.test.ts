@@ -1,10 +1,8 @@
 import assert from 'node:assert/strict';
-import { readFileSync } from 'node:fs';
-import { createRequire } from 'node:module';
 import { after, before, describe, it } from 'node:test';
 import type { Browser, Page } from 'playwright-core';
 import { adminRequest } from '../../scripts/demo/seed.js';
-import { launchChromium, noChromium } from '../helpers/chromium.js';
+import { accessibilityViolations, launchChromium, noChromium } from '../helpers/chromium.js';
 import { startUiServer, type UiServer } from '../helpers/ui-server.js';
 import { waitFor } from '../helpers/wait.js';
 
@@ -14,7 +12,6 @@ const PASSWORD = 'a-password-long-enough';
 const SHOTS = '/tmp/flags-ui-admin-';
 const WIDE = { width: 1280, height: 900 };
 const NARROW = { width: 390, height: 844 };
-const AXE = readFileSync(createRequire(import.meta.url).resolve('axe-core/axe.min.js'), 'utf8');
 
 /** The configuration pages: address, heading, and whether a Viewer may see them. */
 const PAGES = [
@@ -80,14 +77,7 @@ describe('configuration pages in Chromium', { skip: noChromium }, () => {
   }
 
   async function assertAccessible(page: Page, what: string): Promise<void> {
-    await page.evaluate(AXE);
-    const violations = (await page.evaluate(`axe
-      .run({ runOnly: { type: 'tag', values: ['wcag2a', 'wcag2aa', 'wcag21a', 'wcag21aa'] } })
-      .then((result) => result.violations
-        .filter((violation) => violation.impact === 'serious' || violation.impact === 'critical')
-        .map((violation) => violation.id + ': ' + violation.help + ' (' +
-          violation.nodes.map((node) => node.target.join(' ')).join(', ') + ')'))`)) as string[];
-    assert.deepEqual(violations, [], `${what}: accessibility violations`);
+    assert.deepEqual(await accessibilityViolations(page), [], `${what}: accessibility violations`);
   }
 
   async function assertFits(page: Page, what: string): Promise<void> {

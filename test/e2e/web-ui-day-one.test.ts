@@ -1,6 +1,5 @@
 import assert from 'node:assert/strict';
-import { mkdirSync, readFileSync } from 'node:fs';
-import { createRequire } from 'node:module';
+import { mkdirSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
@@ -8,7 +7,7 @@ import type { Browser, Page } from 'playwright-core';
 import { InMemStorageProvider, Unleash } from 'unleash-client';
 import { InMemoryStorageProvider, UnleashClient } from 'unleash-proxy-client';
 import { adminRequest } from '../../scripts/demo/seed.js';
-import { launchChromium, noChromium } from '../helpers/chromium.js';
+import { accessibilityViolations, launchChromium, noChromium } from '../helpers/chromium.js';
 import { startUiServer, type UiServer } from '../helpers/ui-server.js';
 import { stopSdk } from '../helpers/unleash-sdk.js';
 import { waitFor } from '../helpers/wait.js';
@@ -26,7 +25,6 @@ const PASSWORD = 'a-password-long-enough';
 /** The apps the new tokens connect, which the constraint on `appName` lets in. */
 const SERVICE_APP = 'checkout-service';
 const WEB_APP = 'checkout-web';
-const AXE = readFileSync(createRequire(import.meta.url).resolve('axe-core/axe.min.js'), 'utf8');
 
 /**
  * Day one on a new server, in Chromium, without curl: an Admin sets up a project, an environment,
@@ -66,14 +64,7 @@ describe('day one in the web UI', { skip: noChromium }, () => {
 
   /** No serious or critical accessibility violation on the page as it is now. */
   async function assertAccessible(page: Page, what: string): Promise<void> {
-    await page.evaluate(AXE);
-    const violations = (await page.evaluate(`axe
-      .run({ runOnly: { type: 'tag', values: ['wcag2a', 'wcag2aa', 'wcag21a', 'wcag21aa'] } })
-      .then((result) => result.violations
-        .filter((violation) => violation.impact === 'serious' || violation.impact === 'critical')
-        .map((violation) => violation.id + ': ' + violation.help + ' (' +
-          violation.nodes.map((node) => node.target.join(' ')).join(', ') + ')'))`)) as string[];
-    assert.deepEqual(violations, [], `${what}: accessibility violations`);
+    assert.deepEqual(await accessibilityViolations(page), [], `${what}: accessibility violations`);
   }
 
   /** A fresh browser (own cookies); page errors and unexpected console errors kept. */
