@@ -59,7 +59,8 @@ describe('run-time dependencies', () => {
 /**
  * The workspace packages each package may use (DESIGN.md): schemas ← config, engine ← serving ←
  * proxy, server. No service uses the other; they speak HTTP only, and so does the `flags` command
- * (cli), which must work against unleash-server too.
+ * (cli), which must work against unleash-server too: it shares the wire shapes (schemas) and the
+ * option machinery (config), no service code.
  */
 const ALLOWED_WORKSPACE_DEPENDENCIES: Readonly<Record<string, readonly string[]>> = {
   schemas: [],
@@ -68,7 +69,7 @@ const ALLOWED_WORKSPACE_DEPENDENCIES: Readonly<Record<string, readonly string[]>
   serving: ['@flags/config', '@flags/engine', '@flags/schemas'],
   proxy: ['@flags/config', '@flags/engine', '@flags/schemas', '@flags/serving'],
   server: ['@flags/config', '@flags/engine', '@flags/schemas', '@flags/serving'],
-  cli: ['@flags/config'],
+  cli: ['@flags/config', '@flags/schemas'],
 };
 
 describe('workspace dependencies point one way', () => {

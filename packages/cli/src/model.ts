@@ -1,4 +1,5 @@
-import type { FlagField, OPERATORS } from './schema.js';
+import type { ConstraintOperator } from '@flags/schemas';
+import type { FlagField } from './schema.js';
 
 /**
  * What the files say and what a server holds, in one shape: the canonical form, where a default
@@ -8,7 +9,7 @@ import type { FlagField, OPERATORS } from './schema.js';
 
 export interface Constraint {
   contextName: string;
-  operator: (typeof OPERATORS)[number];
+  operator: ConstraintOperator;
   values?: string[];
   value?: string;
   caseInsensitive?: boolean;

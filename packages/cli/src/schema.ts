@@ -1,3 +1,5 @@
+import { CONSTRAINT_OPERATORS } from '@flags/schemas';
+
 /**
  * The file format of `flags`, as JSON Schema (draft 2020-12): one schema per kind of file, under
  * `$defs`, picked by a file's place in the directory. `flags schema` writes it and `flags pull`
@@ -5,28 +7,6 @@
  * object drives the validation of `plan`, `apply` and `manifest` (validate.ts), so the two cannot
  * disagree.
  */
-
-/** Constraint operators, as the Admin API takes them. */
-export const OPERATORS = [
-  'IN',
-  'NOT_IN',
-  'STR_ENDS_WITH',
-  'STR_STARTS_WITH',
-  'STR_CONTAINS',
-  'NUM_EQ',
-  'NUM_GT',
-  'NUM_GTE',
-  'NUM_LT',
-  'NUM_LTE',
-  'DATE_AFTER',
-  'DATE_BEFORE',
-  'SEMVER_EQ',
-  'SEMVER_GT',
-  'SEMVER_LT',
-  'SEMVER_GTE',
-  'SEMVER_LTE',
-  'REGEX',
-] as const;
 
 /** The parts of a flag a file can leave to people (the UI, the API): `ui: [enabled]`. */
 export const FLAG_FIELDS = [
@@ -48,7 +28,7 @@ const constraint = {
   additionalProperties: false,
   properties: {
     contextName: { ...NAME, description: 'The context field compared.' },
-    operator: { enum: OPERATORS, description: 'How it is compared.' },
+    operator: { enum: CONSTRAINT_OPERATORS, description: 'How it is compared.' },
     values: { type: 'array', items: { type: 'string' }, description: 'For IN and NOT_IN.' },
     value: { type: 'string', description: 'For the other operators.' },
     caseInsensitive: { type: 'boolean' },

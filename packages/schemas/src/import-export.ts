@@ -1,5 +1,6 @@
 import type { FromSchema } from 'json-schema-to-ts';
 import { overrideSchema } from './client-features.js';
+import { CONSTRAINT_OPERATORS } from './constraint-operators.js';
 
 /**
  * `POST /api/admin/features-batch/{import,validate,export}`, shaped as Unleash's, so an export
@@ -17,26 +18,7 @@ export const importConstraintSchema = {
     contextName: { type: 'string', minLength: 1 },
     operator: {
       type: 'string',
-      enum: [
-        'NOT_IN',
-        'IN',
-        'STR_ENDS_WITH',
-        'STR_STARTS_WITH',
-        'STR_CONTAINS',
-        'NUM_EQ',
-        'NUM_GT',
-        'NUM_GTE',
-        'NUM_LT',
-        'NUM_LTE',
-        'DATE_AFTER',
-        'DATE_BEFORE',
-        'SEMVER_EQ',
-        'SEMVER_GT',
-        'SEMVER_LT',
-        'SEMVER_GTE',
-        'SEMVER_LTE',
-        'REGEX',
-      ],
+      enum: CONSTRAINT_OPERATORS,
     },
     caseInsensitive: { type: 'boolean' },
     inverted: { type: 'boolean' },

@@ -1,5 +1,6 @@
 export * from './api-token.js';
 export * from './client-features.js';
+export * from './constraint-operators.js';
 export * from './context.js';
 export * from './delta.js';
 export * from './edge.js';
