@@ -161,117 +161,75 @@ const flag = {
   },
 } as const;
 
-const projects = {
-  type: 'object',
-  required: ['projects'],
-  additionalProperties: false,
-  properties: {
-    $schema: { type: 'string' },
-    projects: {
-      type: 'array',
-      items: {
-        type: 'object',
-        required: ['id'],
-        additionalProperties: false,
-        properties: { id: NAME, name: { type: 'string' }, description: { type: 'string' } },
-      },
-    },
-  },
-} as const;
+/**
+ * A file that lists items of one kind under one key (`projects.yaml`: `projects: [...]`), with the
+ * `$schema` line `pull` writes.
+ */
+function listFile(key: string, item: SchemaNode): SchemaNode {
+  return {
+    type: 'object',
+    required: [key],
+    additionalProperties: false,
+    properties: { $schema: { type: 'string' }, [key]: { type: 'array', items: item } },
+  };
+}
 
-const environments = {
+const projects = listFile('projects', {
   type: 'object',
-  required: ['environments'],
+  required: ['id'],
   additionalProperties: false,
-  properties: {
-    $schema: { type: 'string' },
-    environments: {
-      type: 'array',
-      items: {
-        type: 'object',
-        required: ['name'],
-        additionalProperties: false,
-        properties: { name: NAME, type: { type: 'string' } },
-      },
-    },
-  },
-} as const;
+  properties: { id: NAME, name: { type: 'string' }, description: { type: 'string' } },
+});
 
-const segments = {
+const environments = listFile('environments', {
   type: 'object',
-  required: ['segments'],
+  required: ['name'],
   additionalProperties: false,
-  properties: {
-    $schema: { type: 'string' },
-    segments: {
-      type: 'array',
-      items: {
-        type: 'object',
-        required: ['name'],
-        additionalProperties: false,
-        properties: {
-          name: NAME,
-          description: { type: 'string' },
-          project: { ...NAME, description: 'Only for flags of this project; global if absent.' },
-          constraints: { type: 'array', items: constraint },
-        },
-      },
-    },
-  },
-} as const;
+  properties: { name: NAME, type: { type: 'string' } },
+});
 
-const contextFields = {
+const segments = listFile('segments', {
   type: 'object',
-  required: ['contextFields'],
+  required: ['name'],
   additionalProperties: false,
   properties: {
-    $schema: { type: 'string' },
-    contextFields: {
-      type: 'array',
-      items: {
-        type: 'object',
-        required: ['name'],
-        additionalProperties: false,
-        properties: {
-          name: NAME,
-          description: { type: 'string' },
-          stickiness: { type: 'boolean' },
-          legalValues: {
-            type: 'array',
-            items: {
-              type: 'object',
-              required: ['value'],
-              additionalProperties: false,
-              properties: { value: { type: 'string' }, description: { type: 'string' } },
-            },
-          },
-        },
-      },
-    },
+    name: NAME,
+    description: { type: 'string' },
+    project: { ...NAME, description: 'Only for flags of this project; global if absent.' },
+    constraints: { type: 'array', items: constraint },
   },
-} as const;
+});
 
-const tagTypes = {
+const contextFields = listFile('contextFields', {
   type: 'object',
-  required: ['tagTypes'],
+  required: ['name'],
   additionalProperties: false,
   properties: {
-    $schema: { type: 'string' },
-    tagTypes: {
+    name: NAME,
+    description: { type: 'string' },
+    stickiness: { type: 'boolean' },
+    legalValues: {
       type: 'array',
       items: {
         type: 'object',
-        required: ['name'],
+        required: ['value'],
         additionalProperties: false,
-        properties: {
-          name: NAME,
-          description: { type: 'string' },
-          icon: { type: 'string' },
-        },
+        properties: { value: { type: 'string' }, description: { type: 'string' } },
       },
     },
   },
-} as const;
+});
+
+const tagTypes = listFile('tagTypes', {
+  type: 'object',
+  required: ['name'],
+  additionalProperties: false,
+  properties: {
+    name: NAME,
+    description: { type: 'string' },
+    icon: { type: 'string' },
+  },
+});
 
 /** The kinds of file, each with its schema under `$defs`. */
 export const FILE_KINDS = {
