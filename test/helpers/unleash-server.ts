@@ -6,6 +6,7 @@ import { fileURLToPath } from 'node:url';
 import type { ExportResult, ImportConstraint } from '@flags/schemas';
 import pg from 'pg';
 import { adminRequest } from '../../scripts/demo/seed.js';
+import { importParts } from './import-parts.js';
 import { freePort, type SpawnedEntry, spawnCommand, waitUntilHealthy } from './processes.js';
 
 /**
@@ -78,8 +79,9 @@ export interface UnleashServer {
   createSegment(segment: SegmentDefinition): Promise<number>;
   /**
    * Imports `data` into project `default` and `environment` with unleash-server's own batch import
-   * (the document flags-server's import takes), then waits until its frontend API serves it.
-   * Answers how long the import request itself took (the wait excluded).
+   * (the document flags-server's import takes; one over its 500 kB body limit in parts, in order),
+   * then waits until its frontend API serves it. Answers how long the import requests took (the
+   * wait excluded).
    */
   importFlags(data: ExportResult, environment: UnleashEnvironment): Promise<{ importMs: number }>;
   /** Ends the process and drops its database. Safe to call twice. */
@@ -209,11 +211,13 @@ export async function startUnleashServer(
     async importFlags(data, environment) {
       const token = await personalAccessToken();
       const importStarted = performance.now();
-      await adminRequest(url, token, 'POST', '/api/admin/features-batch/import', {
-        project: 'default',
-        environment,
-        data,
-      });
+      for (const part of importParts(data)) {
+        await adminRequest(url, token, 'POST', '/api/admin/features-batch/import', {
+          project: 'default',
+          environment,
+          data: part,
+        });
+      }
       const importMs = performance.now() - importStarted;
       await settle(environment);
       return { importMs };
