@@ -11,7 +11,7 @@ import { createProxy } from '@flags/proxy';
 import GithubSlugger from 'github-slugger';
 import { marked, type Token, type Tokens } from 'marked';
 import { DEFAULT_PROBE_TIMEOUT_MS, DEFAULT_PROBE_URL } from '../packages/proxy/src/probe.js';
-import { spawnCommand } from './helpers/processes.js';
+import { spawnEntry } from './helpers/processes.js';
 
 const ROOT = fileURLToPath(new URL('../', import.meta.url));
 /** Where the repository's files are read on GitHub. */
@@ -194,11 +194,7 @@ describe('--help', () => {
   ];
   for (const [name, [main, ...args]] of commands) {
     it(`${name} --help speaks to users: no rounds, issues, sessions of work or clock times`, async () => {
-      const command = spawnCommand(
-        process.execPath,
-        ['--conditions=source', '--import', 'tsx', join(ROOT, main!), ...args],
-        {},
-      );
+      const command = spawnEntry(join(ROOT, main!), {}, args);
       assert.equal(await command.exited, 0, command.output());
       const help = command.output();
       assert.ok(help.length > 1000, `${name} --help prints its options`);

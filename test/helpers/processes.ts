@@ -22,11 +22,33 @@ export interface SpawnedEntry {
 const ROOT = fileURLToPath(new URL('../../', import.meta.url));
 
 /**
- * A service's TypeScript entry point (`main`) as its own process, from the repository root, with
- * only `PATH` and `env` in its environment.
+ * A service's TypeScript entry point (`main`) run with `args` as its own process, from the
+ * repository root, with only `PATH` and `env` in its environment.
  */
-export function spawnEntry(main: string, env: Record<string, string>): SpawnedEntry {
-  return spawnCommand(process.execPath, ['--conditions=source', '--import', 'tsx', main], env);
+export function spawnEntry(
+  main: string,
+  env: Record<string, string>,
+  args: readonly string[] = [],
+): SpawnedEntry {
+  return spawnCommand(
+    process.execPath,
+    ['--conditions=source', '--import', 'tsx', main, ...args],
+    env,
+  );
+}
+
+/**
+ * `main …args` (see `spawnEntry`) as a command that should exit at once: its exit status
+ * (`'still running'` when it had not within 20 s: it is then stopped) and all it wrote.
+ */
+export async function runEntry(
+  main: string,
+  args: readonly string[],
+  env: Record<string, string> = {},
+): Promise<{ status: number | null | 'still running'; output: string }> {
+  const entry = spawnEntry(main, env, args);
+  const status = await exitStatusWithin(entry, 20_000);
+  return { status, output: entry.output() };
 }
 
 export interface SpawnOptions {

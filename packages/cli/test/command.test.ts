@@ -4,7 +4,7 @@ import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import { describe, it } from 'node:test';
 import { fileURLToPath } from 'node:url';
-import { exitStatusWithin, spawnCommand } from '../../../test/helpers/processes.js';
+import { runEntry } from '../../../test/helpers/processes.js';
 
 const MAIN = fileURLToPath(new URL('../src/main.ts', import.meta.url));
 const VERSION = (
@@ -13,15 +13,8 @@ const VERSION = (
   }
 ).version;
 
-async function flags(args: readonly string[], env: Record<string, string> = {}) {
-  const command = spawnCommand(
-    process.execPath,
-    ['--conditions=source', '--import', 'tsx', MAIN, ...args],
-    env,
-  );
-  const status = await exitStatusWithin(command, 20_000);
-  return { status, output: command.output() };
-}
+const flags = (args: readonly string[], env: Record<string, string> = {}) =>
+  runEntry(MAIN, args, env);
 
 describe('flags command line', () => {
   it('prints its version with -V and --version', async () => {

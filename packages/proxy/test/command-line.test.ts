@@ -4,7 +4,7 @@ import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import { describe, it } from 'node:test';
 import { fileURLToPath } from 'node:url';
-import { exitStatusWithin, spawnCommand } from '../../../test/helpers/processes.js';
+import { runEntry } from '../../../test/helpers/processes.js';
 
 const MAIN = fileURLToPath(new URL('../src/main.ts', import.meta.url));
 const VERSION = (
@@ -15,15 +15,8 @@ const VERSION = (
 const TOKEN = `*:development.${'a'.repeat(32)}`;
 
 /** `flags-proxy …args`: its exit status and what it wrote (stopped, and `'still running'`, after 20 s). */
-async function run(args: readonly string[], env: Record<string, string> = {}) {
-  const command = spawnCommand(
-    process.execPath,
-    ['--conditions=source', '--import', 'tsx', MAIN, ...args],
-    env,
-  );
-  const status = await exitStatusWithin(command, 20_000);
-  return { status, output: command.output() };
-}
+const run = (args: readonly string[], env: Record<string, string> = {}) =>
+  runEntry(MAIN, args, env);
 
 describe('flags-proxy command line', () => {
   for (const args of [['--version'], ['-V'], ['edge', '--version']])

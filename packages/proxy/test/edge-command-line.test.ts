@@ -12,7 +12,7 @@ import {
   edgeVariableReaders,
   loadConfig,
 } from '@flags/proxy';
-import { freePort, spawnCommand, waitUntilHealthy } from '../../../test/helpers/processes.js';
+import { freePort, spawnEntry, waitUntilHealthy } from '../../../test/helpers/processes.js';
 import { type CommandLine, ownSettings, parseCommandLine } from '../src/config/command-line.js';
 import { edgeVariableFindings } from '../src/config/edge-options.js';
 import { servingVariables } from '../src/config/own-variables.js';
@@ -328,27 +328,19 @@ describe('flags-proxy started as Unleash Edge', () => {
   it('serves from `flags-proxy -p <port> edge -u <url> -t A -t B`, warning once of ignored Edge variables', async () => {
     const upstream = await new FakeUpstream(smallPayload).start();
     const port = await freePort();
-    const command = spawnCommand(
-      process.execPath,
-      [
-        '--conditions=source',
-        '--import',
-        'tsx',
-        MAIN,
-        '-p',
-        String(port),
-        'edge',
-        '-u',
-        upstream.url.replace(/\/api$/, ''),
-        '-t',
-        TOKEN_A,
-        '-t',
-        TOKEN_B,
-        '-m',
-        '0',
-      ],
-      { WORKERS: '4', SENTRY_DSN: 'https://sentry.example/1' },
-    );
+    const command = spawnEntry(MAIN, { WORKERS: '4', SENTRY_DSN: 'https://sentry.example/1' }, [
+      '-p',
+      String(port),
+      'edge',
+      '-u',
+      upstream.url.replace(/\/api$/, ''),
+      '-t',
+      TOKEN_A,
+      '-t',
+      TOKEN_B,
+      '-m',
+      '0',
+    ]);
     try {
       await waitUntilHealthy(`http://127.0.0.1:${port}/internal-backstage/health`, command.child, {
         output: command.output,
@@ -373,21 +365,13 @@ describe('flags-proxy started as Unleash Edge', () => {
   });
 
   it('stops at an Edge variable it does not implement, saying what to do', async () => {
-    const command = spawnCommand(
-      process.execPath,
-      [
-        '--conditions=source',
-        '--import',
-        'tsx',
-        MAIN,
-        'edge',
-        '-u',
-        'http://127.0.0.1:1',
-        '-t',
-        TOKEN_A,
-      ],
-      { UNLEASH_CLIENT_SECRET: 'secret' },
-    );
+    const command = spawnEntry(MAIN, { UNLEASH_CLIENT_SECRET: 'secret' }, [
+      'edge',
+      '-u',
+      'http://127.0.0.1:1',
+      '-t',
+      TOKEN_A,
+    ]);
     assert.equal(await command.exited, 1);
     assert.match(
       command.output(),
@@ -399,12 +383,7 @@ describe('flags-proxy started as Unleash Edge', () => {
   it('probes with `health -e <url>` and `ready` by EDGE_URL', async () => {
     const upstream = await new FakeUpstream(smallPayload).start();
     const port = await freePort();
-    const run = (args: string[], env: Record<string, string> = {}) =>
-      spawnCommand(
-        process.execPath,
-        ['--conditions=source', '--import', 'tsx', MAIN, ...args],
-        env,
-      );
+    const run = (args: string[], env: Record<string, string> = {}) => spawnEntry(MAIN, env, args);
     const proxy = run([
       'edge',
       '-u',

@@ -7,7 +7,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, describe, it } from 'node:test';
 import { fileURLToPath } from 'node:url';
-import { exitStatusWithin, freePort, spawnCommand } from '../../../test/helpers/processes.js';
+import { freePort, runEntry } from '../../../test/helpers/processes.js';
 
 const MAIN = fileURLToPath(new URL('../src/main.ts', import.meta.url));
 const VERSION = (
@@ -26,13 +26,12 @@ after(() => rmSync(dir, { recursive: true, force: true }));
  */
 async function run(args: readonly string[], name: string) {
   const dataDir = join(dir, name);
-  const command = spawnCommand(
-    process.execPath,
-    ['--conditions=source', '--import', 'tsx', MAIN, ...args],
-    { DATA_DIR: dataDir, PORT: String(await freePort()), SERVER_HOST: '127.0.0.1' },
-  );
-  const status = await exitStatusWithin(command, 20_000);
-  return { status, output: command.output(), createdDataDir: existsSync(dataDir) };
+  const result = await runEntry(MAIN, args, {
+    DATA_DIR: dataDir,
+    PORT: String(await freePort()),
+    SERVER_HOST: '127.0.0.1',
+  });
+  return { ...result, createdDataDir: existsSync(dataDir) };
 }
 
 describe('flags-server command line', () => {
