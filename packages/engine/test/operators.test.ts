@@ -3,7 +3,9 @@
 import assert from 'node:assert/strict';
 import { createRequire } from 'node:module';
 import { describe, it } from 'node:test';
+import { CONSTRAINT_OPERATORS } from '@flags/schemas';
 import { compile } from '../src/index.js';
+import { OPERATORS } from '../src/operators/index.js';
 
 const require = createRequire(import.meta.url);
 const semver = createRequire(require.resolve('unleash-client'))('semver') as {
@@ -84,6 +86,13 @@ const TABLE: Record<string, readonly Row[]> = {
 };
 
 describe('operators', () => {
+  it('evaluates every operator a flag can be written with (CONSTRAINT_OPERATORS)', () => {
+    assert.deepEqual(
+      CONSTRAINT_OPERATORS.filter((operator) => !OPERATORS.has(operator)),
+      [],
+    );
+  });
+
   for (const [family, rows] of Object.entries(TABLE)) {
     describe(family, () => {
       for (const [constraint, value, expected] of rows) {
