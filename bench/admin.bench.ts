@@ -21,7 +21,8 @@
 // connected (streaming to flags-server; polling to unleash-server, whose open-source edition has no
 // streaming), then every 33rd flag turned on and then off, one request at a time, no warm-up:
 // toggle latency as the first person to click meets it; then the same on other flags with the
-// client gone, and the CPU of each toggle on the server and in this process (where the SDK runs).
+// client gone, and the CPU of each toggle on the server and in the app (the unleash-client runs in
+// a process of its own, bench/sdk-app.mjs, as in an app: not in the event loop that times).
 // BENCH_FLAGS (default "2000,10000"), BENCH_TOGGLES (200), BENCH_STREAM_TOGGLES (120) shorten it;
 // BENCH_PART=created runs only the day-one setup, BENCH_PART=imported only the rest.
 
@@ -72,6 +73,7 @@ process.env.TEST_DATABASE_URL = POSTGRES_URL;
 const { startUnleashServer, UNLEASH_VERSION } = await import('../test/helpers/unleash-server.js');
 const MAIN = fileURLToPath(new URL('../packages/server/src/main.ts', import.meta.url));
 const BARE_TOGGLE_SERVER = fileURLToPath(new URL('./bare-toggle-server.mjs', import.meta.url));
+const SDK_APP = fileURLToPath(new URL('./sdk-app.mjs', import.meta.url));
 
 type Payload = ReturnType<typeof importPayload>;
 
@@ -469,38 +471,43 @@ async function createThroughApi(target: AdminTarget, count: number): Promise<str
   return names;
 }
 
-/** One day-one toggle phase: latencies, and CPU per toggle of the server and of this process. */
+/** One day-one toggle phase: latencies, and CPU per toggle of the server and of the app's SDK. */
 interface DayOnePhase {
   readonly latencies: number[];
   readonly serverCpu: number;
-  readonly ownCpu: number;
+  /** `undefined` with no app connected. */
+  readonly appCpu: number | undefined;
 }
 
-/** Every 33rd flag from `offset` turned on, then off, one request at a time, without warm-up. */
+/**
+ * Every 33rd flag from `offset` turned on, then off, one request at a time, without warm-up;
+ * `app` is the process of the connected app, if any.
+ */
 async function dayOneToggles(
   target: AdminTarget,
   names: readonly string[],
   offset: number,
+  app?: number,
 ): Promise<DayOnePhase> {
   const picked = names.filter((_, i) => i % CREATED.every === offset).slice(0, CREATED.toggled);
   const latencies: number[] = [];
   const serverBefore = await cpuOf(target);
-  const ownBefore = process.cpuUsage();
+  const appBefore = app === undefined ? 0 : cpuMs(app);
   for (const on of [true, false]) {
     for (const flag of picked) latencies.push(await timed(target, 'POST', togglePath(flag, on)));
   }
   await sleep(SETTLE_MS);
-  const own = process.cpuUsage(ownBefore);
   return {
     latencies,
     serverCpu: cpuSpent(serverBefore, await cpuOf(target)) / latencies.length,
-    ownCpu: (own.user + own.system) / 1000 / latencies.length,
+    appCpu: app === undefined ? undefined : (cpuMs(app) - appBefore) / latencies.length,
   };
 }
 
 /**
- * The day-one setup on `target`: flags created through its Admin API, then toggles with an
- * unleash-client connected (`streaming`, or polling) and, on other flags, with none.
+ * The day-one setup on `target`: flags created through its Admin API, then toggles with an app
+ * connected (bench/sdk-app.mjs: an unleash-client, `streaming` or polling, in a process of its
+ * own) and, on other flags, with none.
  */
 async function dayOneOn(
   target: AdminTarget,
@@ -510,21 +517,34 @@ async function dayOneOn(
   const start = performance.now();
   const names = await createThroughApi(target, CREATED.flags);
   const createSeconds = (performance.now() - start) / 1000;
-  const client = new Unleash({
-    url: `${target.url}/api/`,
-    appName: 'bench-admin-day-one',
-    customHeaders: { authorization: clientToken },
-    disableMetrics: true,
-    ...(streaming ? { experimentalMode: { type: 'streaming' } } : {}),
-  } as ConstructorParameters<typeof Unleash>[0]);
-  client.on('error', () => {});
-  client.on('warn', () => {});
+  const app = spawnCommand(
+    process.execPath,
+    [SDK_APP],
+    {
+      SDK_URL: `${target.url}/api/`,
+      SDK_TOKEN: clientToken,
+      SDK_STREAMING: streaming ? '1' : '0',
+    },
+    { stdin: 'pipe' },
+  );
   let connected: DayOnePhase;
   try {
-    await new Promise((resolve) => client.once('synchronized', resolve));
-    connected = await dayOneToggles(target, names, 0);
+    await Promise.race([
+      new Promise<void>((resolve) => {
+        const seen = () => {
+          if (app.output().includes('synchronized')) resolve();
+          else setTimeout(seen, 50);
+        };
+        seen();
+      }),
+      app.exited.then((code) => {
+        throw new Error(`the SDK app exited (${code}): ${app.output()}`);
+      }),
+    ]);
+    connected = await dayOneToggles(target, names, 0, app.child.pid);
   } finally {
-    stopSdk(client);
+    app.child.stdin?.end();
+    await app.exited;
   }
   return { connected, alone: await dayOneToggles(target, names, 1), createSeconds };
 }
@@ -555,8 +575,8 @@ async function dayOne(): Promise<void> {
     );
     const line = (phase: DayOnePhase) =>
       `median ${ms(percentile(phase.latencies, 50))}, p95 ${ms(p95(phase.latencies))}; ` +
-      `CPU a toggle: server + PostgreSQL ${phase.serverCpu.toFixed(2)} ms, ` +
-      `this process (requests + SDK) ${phase.ownCpu.toFixed(2)} ms`;
+      `CPU a toggle: server + PostgreSQL ${phase.serverCpu.toFixed(2)} ms` +
+      (phase.appCpu === undefined ? '' : `, the app's SDK ${phase.appCpu.toFixed(2)} ms`);
     const ratios = (phase: DayOnePhase) => {
       const median =
         percentile(reference.connected.latencies, 50) / percentile(phase.latencies, 50);
@@ -576,8 +596,9 @@ async function dayOne(): Promise<void> {
     console.log(`    flags-server against unleash-server with clients: ${ratios(mine.connected)}`);
     console.log(`    flags-server without its client:                  ${ratios(mine.alone)}`);
     console.log(
-      '    (a streaming unleash-client gets every toggle at once and rewrites its backup file of ' +
-        'every flag each time, on the same cores; a polling one fetches every 15 s)',
+      '    (the app is an unleash-client in a process of its own on the same cores: a streaming ' +
+        'one gets the toggles as they happen and rewrites its backup file of every flag for ' +
+        'each frame; a polling one fetches every 15 s)',
     );
   } finally {
     await unleash.stop();

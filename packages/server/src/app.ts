@@ -78,6 +78,9 @@ import { RevisionTracker } from './revision.js';
 /** How often old delta events are compacted (`CHANGE_LOG_EVENTS_PER_ENVIRONMENT` kept). */
 const CHANGE_LOG_COMPACT_EVERY_MS = 60_000;
 
+/** Writes notified within this long of the last read are read together (`ChangeFeed.wake`). */
+const CHANGE_FEED_COALESCE_MS = 20;
+
 /**
  * How often the credentials of open admin streams are checked again: a session ended or a role
  * changed on another server closes its streams here within this long (at once on this server).
@@ -241,6 +244,7 @@ export async function buildApp(config: ServerConfig, deps: AppDeps): Promise<Fas
     retryMs: config.databaseRetryMs,
     eventsPerEnvironment: config.changeLogEventsPerEnvironment,
     compactEveryMs: CHANGE_LOG_COMPACT_EVERY_MS,
+    coalesceMs: CHANGE_FEED_COALESCE_MS,
   });
   await changeFeed.start();
   app.addHook('onClose', async () => changeFeed.stop());
