@@ -440,8 +440,12 @@ async function searchLatencies(target: AdminTarget, count: number): Promise<numb
 }
 
 /** Creates `count` flags through `target`'s Admin API, each with one strategy, `inFlight` at once. */
+/** The names of the day-one flags. */
+const dayOneNames = (count: number) =>
+  Array.from({ length: count }, (_, i) => `day-one-${String(i).padStart(5, '0')}`);
+
 async function createThroughApi(target: AdminTarget, count: number): Promise<string[]> {
-  const names = Array.from({ length: count }, (_, i) => `day-one-${String(i).padStart(5, '0')}`);
+  const names = dayOneNames(count);
   const send = async (method: string, path: string, body: unknown) => {
     const response = await fetch(`${target.url}${path}`, {
       method,
@@ -567,6 +571,12 @@ async function dayOne(): Promise<void> {
     const mine = await withFlagsServer((ours) => dayOneOn(ours, CLIENT, true));
     const clientToken = await unleash.createToken({ type: 'client', environment: ENVIRONMENT });
     const reference = await dayOneOn(theirs, clientToken, false);
+    // The floor in the same setup: a process started afresh answering the same toggles, without
+    // warm-up, after one round trip to PostgreSQL each.
+    const names = dayOneNames(CREATED.flags);
+    const floor = await withBareToggleServer(new Map(names.map((name) => [name, false])), (bare) =>
+      dayOneToggles(bare, names, 0),
+    );
     console.log(
       `day one: ${CREATED.flags.toLocaleString('en')} flags created through the Admin API ` +
         `(flag + one strategy, ${CREATED.inFlight} in flight: flags-server ${mine.createSeconds.toFixed(1)} s, ` +
@@ -593,6 +603,7 @@ async function dayOne(): Promise<void> {
       `    unleash-server, polling unleash-client connected  ${line(reference.connected)}`,
     );
     console.log(`    unleash-server, no client                         ${line(reference.alone)}`);
+    console.log(`    floor: bare node:http, one round trip a toggle    ${line(floor)}`);
     console.log(`    flags-server against unleash-server with clients: ${ratios(mine.connected)}`);
     console.log(`    flags-server without its client:                  ${ratios(mine.alone)}`);
     console.log(
