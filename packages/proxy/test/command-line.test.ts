@@ -1,3 +1,4 @@
+// test-runs: once (a slow end-to-end suite: CI runs it on one Node.js line, scripts/run-tests.mjs)
 // The `flags-proxy` command line as a process: --version, what it refuses (exit 2, as clap exits for
 // Unleash Edge), and how --help opens. The grammar itself is tested in edge-command-line.test.ts.
 import assert from 'node:assert/strict';

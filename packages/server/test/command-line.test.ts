@@ -1,3 +1,4 @@
+// test-runs: once (a slow end-to-end suite: CI runs it on one Node.js line, scripts/run-tests.mjs)
 // The `flags-server` command line: it is configured by environment variables, so anything on the
 // command line besides --help and --version stops the start before anything is read, opened or
 // listened on (issue 47: `flags-server --version` used to start a server with a database in ./data).
