@@ -28,6 +28,20 @@ export function whenUnauthorized(listener: () => void): void {
   onUnauthorized = listener;
 }
 
+/** Who is signed in, with their permissions. */
+export const ME_PATH = '/api/admin/user';
+
+/** Told of every 403 answer: the person's role may have changed since the page learnt it. */
+let onForbidden: (() => void) | undefined;
+
+/**
+ * Who hears of a 403 answer (the app, which asks again who is signed in). Not of one to
+ * `ME_PATH` itself, which would only ask again.
+ */
+export function whenForbidden(listener: () => void): void {
+  onForbidden = listener;
+}
+
 export async function api<T = unknown>(method: string, path: string, body?: unknown): Promise<T> {
   const response = await fetch(path, {
     method,
@@ -55,6 +69,7 @@ export async function api<T = unknown>(method: string, path: string, body?: unkn
       // Not JSON: the status says enough.
     }
     if (response.status === 401) onUnauthorized?.();
+    if (response.status === 403 && path !== ME_PATH) onForbidden?.();
     throw new ApiFailure(response.status, message, code, details);
   }
   return (text ? JSON.parse(text) : undefined) as T;

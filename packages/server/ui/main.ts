@@ -1,7 +1,7 @@
 import { render } from 'preact';
 import { useCallback, useContext, useEffect, useMemo, useRef, useState } from 'preact/hooks';
 import { AdminNav, adminPageAt } from './admin-pages.js';
-import { api, get, whenUnauthorized } from './api.js';
+import { api, get, ME_PATH, whenForbidden, whenUnauthorized } from './api.js';
 import {
   html,
   type Live,
@@ -19,25 +19,18 @@ import { FlagPage } from './pages/flag-page.js';
 import { ImportExportPage } from './pages/import-export.js';
 import { InsightsPage } from './pages/insights.js';
 import { SignInOptions } from './pages/sign-in-options.js';
+import { keptSession, sessionOf, useSessionRefresh } from './session.js';
 import type { Me } from './types.js';
 
-function sessionOf(me: Me): Session {
-  const permissions = new Set(me.permissions.map((entry) => entry.permission));
-  const role = permissions.has('ADMIN')
-    ? 'admin'
-    : permissions.has('UPDATE_FEATURE')
-      ? 'editor'
-      : 'viewer';
-  return {
-    name: me.user.name || me.user.username || me.user.email || 'signed in',
-    role,
-    canEdit: role !== 'viewer',
-  };
-}
-
-/** One EventSource for the page; listeners come and go with the pages. */
-function useLive(enabled: boolean): Live {
+/**
+ * One EventSource for the page; listeners come and go with the pages. `recheck` hears of each
+ * time the stream ends (the server ends it when the session ends or the user's role changes) and
+ * opens again (a change while it was closed ended nothing).
+ */
+function useLive(enabled: boolean, recheck: () => void): Live {
   const listeners = useMemo(() => new Set<(features: readonly string[]) => void>(), []);
+  const latestRecheck = useRef(recheck);
+  latestRecheck.current = recheck;
   useEffect(() => {
     if (!enabled) return;
     const source = new EventSource('/api/admin/events/stream');
@@ -47,10 +40,14 @@ function useLive(enabled: boolean): Live {
       };
       for (const listener of listeners) listener(features);
     });
-    // A stream the server refuses stays closed (a 401 when the session ended): asking who is
-    // signed in then shows the login page at once, without waiting for the next click.
-    source.addEventListener('error', () => {
-      if (source.readyState === EventSource.CLOSED) get('/api/admin/user').catch(() => {});
+    // The browser opens it again by itself, unless the server refuses (a 401 when the session
+    // ended). Either way, asking who is signed in shows the login page or the new role at once,
+    // without waiting for the next click.
+    source.addEventListener('error', () => latestRecheck.current());
+    let opened = false;
+    source.addEventListener('open', () => {
+      if (opened) latestRecheck.current();
+      opened = true;
     });
     return () => source.close();
   }, [enabled, listeners]);
@@ -188,7 +185,7 @@ function App() {
   const [session, setSession] = useState<Session | null | undefined>(undefined);
   const [error, setError] = useState<string>();
   const load = useCallback(() => {
-    get<Me>('/api/admin/user').then(
+    get<Me>(ME_PATH).then(
       (me) => {
         setSession(sessionOf(me));
         // Back where the session ended, also after a sign-in that left the page (single sign-on).
@@ -219,7 +216,13 @@ function App() {
       }),
     [],
   );
-  const live = useLive(Boolean(session));
+  // A role changed while the page is open (the server refuses a write with 403, or ends the
+  // admin stream): the header and every control follow the new one, without a reload.
+  const refresh = useSessionRefresh((next) => {
+    if (signedIn.current) setSession((current) => (current ? keptSession(current, next) : current));
+  });
+  useEffect(() => whenForbidden(refresh), [refresh]);
+  const live = useLive(Boolean(session), refresh);
   const [notice, setNotice] = useState<string>();
   /** The login page, with `text` on it (the pages a link opens end there or signed in). */
   const toLogin = (text: string) => {
@@ -233,7 +236,7 @@ function App() {
   if (url.pathname === '/new-user' && invite !== null) {
     return html`<${InvitePage} key=${invite} secret=${invite}
       onSignedUp=${(email: string) =>
-        get<Me>('/api/admin/user').then(
+        get<Me>(ME_PATH).then(
           (me) => {
             // A session this browser had before is no sign of a new account: only its own is.
             if (me.user.email?.toLowerCase() !== email.toLowerCase()) return toLogin(NOT_SIGNED_UP);
