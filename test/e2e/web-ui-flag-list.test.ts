@@ -12,7 +12,11 @@ const HOUR = 3_600_000;
 const SHOTS = '/tmp/flags-ui-list-';
 /** More than one page of the list (50 a page). */
 const DEFAULT_FLAGS = 55;
-const LONG_NAME = `long-${'n'.repeat(245)}-end`.slice(0, 255);
+/** The longest name the Admin API takes (unleash-server 8.2's limit too: 100 characters). */
+const MAX_NAME = `max-${'m'.repeat(92)}-end`;
+/** The longest unleash-server's database holds (255), as an import or a migration may bring. */
+const LONG_NAME = `long-${'n'.repeat(246)}-end`;
+/** The longest description the Admin API takes. */
 const LONG_DESCRIPTION = 'A description that goes on. '.repeat(400).slice(0, 10_000);
 
 /**
@@ -59,6 +63,11 @@ describe('the flag list in Chromium', { skip: noChromium }, () => {
       name: 'refunds',
       type: 'release',
     });
+    await admin('POST', '/api/admin/projects/default/features', {
+      name: MAX_NAME,
+      type: 'release',
+      description: LONG_DESCRIPTION,
+    });
     // The API takes names of up to 100 characters; a longer one (255, the most unleash-server's
     // database holds) is written into the database, as an older import could have left it.
     await server.db.query(
@@ -93,13 +102,13 @@ describe('the flag list in Chromium', { skip: noChromium }, () => {
     const page = await signIn();
     await page.getByRole('link', { name: 'checkout-v2' }).waitFor();
     const status = page.getByRole('navigation', { name: 'Pages' }).getByRole('status');
-    assert.equal(await status.textContent(), `1–50 of ${DEFAULT_FLAGS + 3}`);
+    assert.equal(await status.textContent(), `1–50 of ${DEFAULT_FLAGS + 4}`);
 
     // The second page: in the address, kept by a reload; back returns to the first.
     await page.getByRole('button', { name: 'Next' }).click();
     await waitFor(
       async () =>
-        (await status.textContent()) === `51–${DEFAULT_FLAGS + 3} of ${DEFAULT_FLAGS + 3}`,
+        (await status.textContent()) === `51–${DEFAULT_FLAGS + 4} of ${DEFAULT_FLAGS + 4}`,
       10_000,
       'the second page',
     );
@@ -179,31 +188,44 @@ describe('the flag list in Chromium', { skip: noChromium }, () => {
     await page.context().close();
   });
 
-  it('keeps the switches on screen with a 255-character name and a 10,000-character description, and does not scroll sideways at 390 px', async () => {
+  it('keeps the switches on screen with 100- and 255-character names and 10,000-character descriptions, and does not scroll sideways at 390 px', async () => {
     for (const [width, height] of [
       [1280, 900],
       [390, 844],
     ] as const) {
       const page = await signIn(width, height);
-      const filterBox = filter(page).getByLabel('Search');
-      await filterBox.fill(LONG_NAME.slice(0, 40));
-      const link = page.getByRole('link', { name: LONG_NAME });
-      await link.waitFor();
+      // Both long names end in -end, which no other flag has.
+      await filter(page).getByLabel('Search').fill('-end');
+      await waitFor(
+        async () => (await rowNames(page)).sort().join() === [LONG_NAME, MAX_NAME].join(),
+        10_000,
+        `the two long names at ${width} px`,
+      );
       // A string, run in the page (no DOM types in this test's compilation).
       const overflow = await page.evaluate(
         'document.documentElement.scrollWidth - document.documentElement.clientWidth',
       );
       assert.equal(overflow, 0, `no sideways scroll at ${width} px`);
-      for (const environment of ['development', 'production']) {
-        const box = await page
-          .getByRole('switch', { name: `${LONG_NAME} in ${environment}` })
-          .boundingBox();
-        assert.ok(box, `the ${environment} switch is laid out at ${width} px`);
-        assert.ok(box.x >= 0 && box.x + box.width <= width, `${environment} switch on screen`);
+      for (const name of [MAX_NAME, LONG_NAME]) {
+        for (const environment of ['development', 'production']) {
+          const box = await page
+            .getByRole('switch', { name: `${name} in ${environment}` })
+            .boundingBox();
+          assert.ok(box, `the ${environment} switch of ${name.length} characters at ${width} px`);
+          assert.ok(
+            box.x >= 0 && box.x + box.width <= width,
+            `${environment} switch of ${name.length} characters on screen at ${width} px`,
+          );
+        }
       }
-      // The description is cut to a few lines, not the whole page.
-      const description = await page.locator('table.flags .description').boundingBox();
-      assert.ok(description && description.height < 100, `short description at ${width} px`);
+      // Each description is cut to a few lines, not the whole page.
+      const descriptions = page.locator('table.flags .description');
+      assert.equal(await descriptions.count(), 2);
+      for (const description of await descriptions.all()) {
+        const box = await description.boundingBox();
+        assert.ok(box && box.height < 100, `short description at ${width} px`);
+        assert.ok(box.x >= 0 && box.x + box.width <= width, `description on screen at ${width} px`);
+      }
       await page.screenshot({ path: `${SHOTS}long-${width}.png`, fullPage: true });
       await page.context().close();
     }
