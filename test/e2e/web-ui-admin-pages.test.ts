@@ -233,6 +233,51 @@ describe('configuration pages in Chromium', { skip: noChromium }, () => {
     await page.context().close();
   });
 
+  it("a row's own buttons: an environment disabled and enabled, a strategy deprecated and reactivated, an invite link disabled", async () => {
+    await admin('POST', '/api/admin/environments', { name: 'staging', type: 'test' });
+    await admin('POST', '/api/admin/strategies', { name: 'by-region', parameters: [] });
+    const { rootRoles } = (await admin('GET', '/api/admin/user-admin')) as {
+      rootRoles: { id: number; name: string }[];
+    };
+    await admin('POST', '/api/admin/invite-link/tokens', {
+      name: 'contractors',
+      role: rootRoles.find((role) => role.name === 'Viewer')?.id,
+      expiresAt: new Date(Date.now() + 86_400_000).toISOString(),
+    });
+    const problems: string[] = [];
+    const page = await signIn('ada', WIDE, problems);
+    const rowOf = (name: string) =>
+      page.getByRole('row').filter({ has: page.getByRole('rowheader', { name, exact: true }) });
+
+    await page.goto(`${serverUrl}/environments`);
+    const staging = rowOf('staging');
+    await staging.getByRole('button', { name: 'Disable staging' }).click();
+    await page.getByRole('status').filter({ hasText: 'staging is disabled.' }).waitFor();
+    await staging.getByRole('button', { name: 'Enable staging' }).click();
+    await page.getByRole('status').filter({ hasText: 'staging is enabled.' }).waitFor();
+    await staging.getByRole('button', { name: 'Disable staging' }).waitFor();
+
+    await page.goto(`${serverUrl}/strategy-types`);
+    const byRegion = rowOf('by-region');
+    await byRegion.getByRole('button', { name: 'Deprecate by-region' }).click();
+    await byRegion.getByRole('button', { name: 'Reactivate by-region' }).click();
+    await byRegion.getByRole('button', { name: 'Deprecate by-region' }).waitFor();
+    const strategy = (await admin('GET', '/api/admin/strategies/by-region')) as {
+      deprecated: boolean;
+    };
+    assert.equal(strategy.deprecated, false);
+
+    await page.goto(`${serverUrl}/users`);
+    const link = rowOf('contractors');
+    await link.getByRole('button', { name: 'Disable invite link contractors' }).click();
+    await link.getByRole('button', { name: 'Enable invite link contractors' }).waitFor();
+    await link.getByText('disabled', { exact: true }).waitFor();
+    assert.deepEqual(problems, []);
+    await page.context().close();
+    // Every project got the environment: the later tests see the projects as they were.
+    await admin('DELETE', '/api/admin/environments/staging');
+  });
+
   it('segments: edited in the same form, with the flags that use them listed', async () => {
     const created = (await admin('POST', '/api/admin/segments', {
       name: 'testers',

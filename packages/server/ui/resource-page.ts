@@ -78,11 +78,12 @@ export interface ResourceColumn<T, X> {
   readonly cell: (item: T, extra: X) => unknown;
 }
 
-/** What a row's own buttons and details get: the item, the page's reload and its notice. */
+/** What a row's own buttons and details get: the page's extra data, its changes and its notice. */
 export interface RowContext<X> {
   readonly extra: X;
   readonly writable: boolean;
-  readonly reload: () => void;
+  /** Sends a change (`request`), says `info` when given and lists again; a refusal is reported. */
+  readonly change: (request: () => Promise<unknown>, info?: string) => Promise<void>;
   readonly report: (notice: { error?: unknown; info?: string }) => void;
 }
 
@@ -379,20 +380,27 @@ export function ResourcePage<T, X = undefined>(props: { spec: ResourceSpec<T, X>
   const report = useCallback((next: { error?: unknown; info?: string }) => {
     setNotice(next.error !== undefined ? noticeOf(next.error) : { info: next.info });
   }, []);
-  const row: RowContext<X> = { extra: extra as X, writable, reload: load, report };
+  const change = useCallback(
+    async (request: () => Promise<unknown>, info?: string) => {
+      try {
+        await request();
+        if (info !== undefined) setNotice({ info });
+        load();
+      } catch (failure) {
+        setNotice(noticeOf(failure));
+      }
+    },
+    [load],
+  );
+  const row: RowContext<X> = { extra: extra as X, writable, change, report };
   const headingId = `${spec.id}-title`;
   const Heading = spec.level === 2 ? 'h2' : 'h1';
   const remove = async (item: T) => {
     setDeleting(undefined);
-    try {
-      await spec.remove?.(item);
-      setNotice({
-        info: `${spec.label(item)} is ${spec.removeLabel === 'Revoke' ? 'revoked' : 'deleted'}.`,
-      });
-      load();
-    } catch (failure) {
-      setNotice(noticeOf(failure));
-    }
+    await change(
+      async () => spec.remove?.(item),
+      `${spec.label(item)} is ${spec.removeLabel === 'Revoke' ? 'revoked' : 'deleted'}.`,
+    );
   };
   const canEdit = (item: T) => writable && (spec.editable?.(item) ?? true);
   const canRemove = (item: T) =>

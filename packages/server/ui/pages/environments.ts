@@ -74,20 +74,15 @@ const spec: ResourceSpec<Environment> = {
     row.writable
       ? html`<button type="button" class="secondary"
           aria-label=${`${environment.enabled ? 'Disable' : 'Enable'} ${environment.name}`}
-          onClick=${async () => {
-            try {
-              await api(
-                'POST',
-                `/api/admin/environments/${enc(environment.name)}/${environment.enabled ? 'off' : 'on'}`,
-              );
-              row.report({
-                info: `${environment.name} is ${environment.enabled ? 'disabled' : 'enabled'}.`,
-              });
-              row.reload();
-            } catch (failure) {
-              row.report({ error: failure });
-            }
-          }}>${environment.enabled ? 'Disable' : 'Enable'}</button>`
+          onClick=${() =>
+            row.change(
+              () =>
+                api(
+                  'POST',
+                  `/api/admin/environments/${enc(environment.name)}/${environment.enabled ? 'off' : 'on'}`,
+                ),
+              `${environment.name} is ${environment.enabled ? 'disabled' : 'enabled'}.`,
+            )}>${environment.enabled ? 'Disable' : 'Enable'}</button>`
       : null,
 };
 

@@ -142,17 +142,13 @@ const spec: ResourceSpec<StrategyType> = {
     row.writable && strategy.editable
       ? html`<button type="button" class="secondary"
           aria-label=${`${strategy.deprecated ? 'Reactivate' : 'Deprecate'} ${strategy.name}`}
-          onClick=${async () => {
-            try {
-              await api(
+          onClick=${() =>
+            row.change(() =>
+              api(
                 'POST',
                 `/api/admin/strategies/${enc(strategy.name)}/${strategy.deprecated ? 'reactivate' : 'deprecate'}`,
-              );
-              row.reload();
-            } catch (failure) {
-              row.report({ error: failure });
-            }
-          }}>${strategy.deprecated ? 'Reactivate' : 'Deprecate'}</button>`
+              ),
+            )}>${strategy.deprecated ? 'Reactivate' : 'Deprecate'}</button>`
       : null,
 };
 

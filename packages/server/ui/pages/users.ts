@@ -150,15 +150,11 @@ const users: ResourceSpec<User, Extra> = {
       }}>Reset password</button>
       <button type="button" class="secondary"
         aria-label=${`${user.disabled ? 'Enable' : 'Disable'} ${whoIs(user)}`}
-        onClick=${async () => {
-          try {
-            // Disabling ends their sessions and stops their tokens at once; enabling lets them in.
-            await api('PUT', `/api/admin/user-admin/${user.id}`, { disabled: !user.disabled });
-            row.reload();
-          } catch (failure) {
-            row.report({ error: failure });
-          }
-        }}>${user.disabled ? 'Enable' : 'Disable'}</button>`,
+        onClick=${() =>
+          // Disabling ends their sessions and stops their tokens at once; enabling lets them in.
+          row.change(() =>
+            api('PUT', `/api/admin/user-admin/${user.id}`, { disabled: !user.disabled }),
+          )}>${user.disabled ? 'Enable' : 'Disable'}</button>`,
 };
 
 const inviteLinks: ResourceSpec<InviteLink, Extra> = {
@@ -222,16 +218,10 @@ const inviteLinks: ResourceSpec<InviteLink, Extra> = {
     row.writable
       ? html`<button type="button" class="secondary"
           aria-label=${`${link.enabled ? 'Disable' : 'Enable'} invite link ${link.name}`}
-          onClick=${async () => {
-            try {
-              await api('PUT', `/api/admin/invite-link/tokens/${link.id}`, {
-                enabled: !link.enabled,
-              });
-              row.reload();
-            } catch (failure) {
-              row.report({ error: failure });
-            }
-          }}>${link.enabled ? 'Disable' : 'Enable'}</button>`
+          onClick=${() =>
+            row.change(() =>
+              api('PUT', `/api/admin/invite-link/tokens/${link.id}`, { enabled: !link.enabled }),
+            )}>${link.enabled ? 'Disable' : 'Enable'}</button>`
       : null,
 };
 
