@@ -84,6 +84,11 @@ export interface UnleashServer {
    * wait excluded).
    */
   importFlags(data: ExportResult, environment: UnleashEnvironment): Promise<{ importMs: number }>;
+  /**
+   * Returns once the frontend API serves everything written so far in `environment`, rows written
+   * into its database directly included (its caches refresh on the probe's events).
+   */
+  settle(environment: UnleashEnvironment): Promise<void>;
   /** Ends the process and drops its database. Safe to call twice. */
   stop(): Promise<void>;
 }
@@ -222,6 +227,7 @@ export async function startUnleashServer(
       await settle(environment);
       return { importMs };
     },
+    settle,
     stop,
   };
 }
