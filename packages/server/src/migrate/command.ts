@@ -315,6 +315,7 @@ async function inDatabase<T>(work: () => Promise<T>): Promise<T> {
   try {
     return await work();
   } catch (error) {
+    if (error instanceof MigrateError) throw error;
     throw new MigrateError(
       `flags-server's database (DATABASE_URL or DATA_DIR) failed: ${(error as Error).message}`,
     );

@@ -1,14 +1,32 @@
-import type { Database } from '../db/database.js';
+import type { Database, Queryable } from '../db/database.js';
 import { applyMigrations } from '../db/migrate.js';
 import { bumpConfigRevision } from '../revision.js';
 import { type PasswordLinkIssued, readTarget, writePlan } from './migrate-store.js';
 import { type Plan, planChanges, planCopy } from './plan.js';
 import type { SourceInstance } from './records.js';
+import { MigrateError } from './unleash-source.js';
 
 /** Carries a dry run's plan out of the transaction it rolls back. */
 class Rollback extends Error {
   constructor(readonly plan: Plan) {
     super('dry run');
+  }
+}
+
+/**
+ * Refuses unleash-server's own database as flags-server's: both servers are configured with
+ * `DATABASE_URL`, and a shell where it names unleash-server's would otherwise fail on the first
+ * table the two schemas share (`relation "projects" already exists`), naming nothing to fix.
+ * `migrations` (its migrator's) and `unleash_session` are tables flags-server never has.
+ */
+async function refuseUnleashDatabase(tx: Queryable): Promise<void> {
+  const [row] = await tx.query<{ unleash: boolean }>(
+    "SELECT to_regclass('migrations') IS NOT NULL AND to_regclass('unleash_session') IS NOT NULL AS unleash",
+  );
+  if (row?.unleash) {
+    throw new MigrateError(
+      "DATABASE_URL is unleash-server's own database: flags-server copies into a database of its own (DATABASE_URL, or DATA_DIR for PGlite); unleash-server's goes to --database, read only",
+    );
   }
 }
 
@@ -23,6 +41,7 @@ export async function planInstance(
 ): Promise<Plan> {
   return db
     .transaction(async (tx) => {
+      await refuseUnleashDatabase(tx);
       await applyMigrations(tx);
       throw new Rollback(planCopy(source, await readTarget(tx), passwordHashes));
     })
@@ -44,6 +63,7 @@ export async function copyInstance(
   options: { readonly publicUrl: URL; readonly now: Date },
 ): Promise<{ plan: Plan; links: PasswordLinkIssued[] }> {
   return db.transaction(async (tx) => {
+    await refuseUnleashDatabase(tx);
     await applyMigrations(tx);
     const plan = planCopy(source, await readTarget(tx), passwordHashes);
     if (!planChanges(plan)) return { plan, links: [] };

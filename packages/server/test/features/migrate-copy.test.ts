@@ -374,3 +374,39 @@ for (const backend of backends) {
     });
   });
 }
+
+for (const backend of backends) {
+  describe(`migrate from-unleash into unleash-server's own database on ${backend.name}`, () => {
+    let db: Database;
+    let cleanup: () => Promise<void>;
+
+    before(async () => {
+      ({ db, cleanup } = await backend.open());
+      // What unleash-server's database has and flags-server's never does: its migrator's table
+      // and its session store. unleash-server also runs with DATABASE_URL, so it is one mix-up away.
+      await db.exec(`CREATE TABLE migrations (id serial PRIMARY KEY, name text, run_on timestamp);
+        CREATE TABLE unleash_session (sid text PRIMARY KEY, sess json, expired timestamptz);
+        CREATE TABLE projects (id text PRIMARY KEY, name text)`);
+    });
+    after(() => cleanup());
+
+    for (const [name, run] of [
+      ['a dry run', () => planInstance(db, source(), hashes)],
+      [
+        'a copy',
+        () => copyInstance(db, source(), hashes, { publicUrl: PUBLIC_URL, now: new Date() }),
+      ],
+    ] as const) {
+      it(`${name} refuses it, naming DATABASE_URL and --database, and writes nothing`, async () => {
+        const before = await dump(db);
+        await assert.rejects(run(), (error: Error) => {
+          assert.equal(error.name, 'MigrateError');
+          assert.match(error.message, /DATABASE_URL is unleash-server's own database/);
+          assert.match(error.message, /--database/);
+          return true;
+        });
+        assert.deepEqual(await dump(db), before);
+      });
+    }
+  });
+}
