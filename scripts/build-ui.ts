@@ -1,5 +1,6 @@
 // Bundles flags-server's web UI (packages/server/ui) into packages/server/dist/ui with esbuild:
-// one script and one style sheet, no source maps in the package, nothing loaded from elsewhere.
+// one script and one style sheet, and the insights dashboard's script; no source maps in the
+// package, nothing loaded from elsewhere.
 import { mkdir, rename, writeFile } from 'node:fs/promises';
 import { basename, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -10,14 +11,19 @@ const UI_SOURCE = fileURLToPath(new URL('../packages/server/ui/', import.meta.ur
 export const UI_OUTPUT = fileURLToPath(new URL('../packages/server/dist/ui/', import.meta.url));
 
 /**
- * Writes `app.js` and `app.css` into `UI_OUTPUT`, each file renamed into place whole, so that a
- * server starting during a rebuild (another test's) never reads half a bundle.
+ * Writes `app.js`, `style.css` and `dashboard.js` into `UI_OUTPUT`, each file renamed into place
+ * whole, so that a server starting during a rebuild (another test's) never reads half a bundle.
  */
 export async function buildUi(): Promise<void> {
   await mkdir(UI_OUTPUT, { recursive: true });
   const { outputFiles } = await build({
     write: false,
-    entryPoints: { app: `${UI_SOURCE}main.ts`, style: `${UI_SOURCE}style.css` },
+    entryPoints: {
+      app: `${UI_SOURCE}main.ts`,
+      style: `${UI_SOURCE}style.css`,
+      // The stand-alone insights dashboard's script, which `/insights` inlines.
+      dashboard: `${UI_SOURCE}dashboard.ts`,
+    },
     outdir: UI_OUTPUT,
     entryNames: '[name]',
     bundle: true,

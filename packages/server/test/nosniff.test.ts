@@ -1,5 +1,6 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
+import { buildUi } from '../../../scripts/build-ui.js';
 import { openPglite } from '../src/db/database.js';
 import { ADMIN_TOKEN, DEV_TOKEN, startApp } from './helpers.js';
 
@@ -9,6 +10,8 @@ import { ADMIN_TOKEN, DEV_TOKEN, startApp } from './helpers.js';
  */
 describe('X-Content-Type-Options', () => {
   it('is nosniff on JSON, HTML, empty and error answers', async () => {
+    // The HTML dashboard inlines the web UI's bundle.
+    await buildUi();
     const db = await openPglite();
     const app = await startApp(db, { signupsPerMinute: 1, bodyLimitBytes: 1024 });
     try {

@@ -5,6 +5,7 @@ import { after, before, describe, it } from 'node:test';
 import { fileURLToPath } from 'node:url';
 import type { FastifyInstance } from 'fastify';
 import { pino } from 'pino';
+import { buildUi } from '../../../../scripts/build-ui.js';
 import { buildApp } from '../../src/app.js';
 import type { Database } from '../../src/db/database.js';
 import { openPglite } from '../../src/db/database.js';
@@ -34,6 +35,8 @@ describe('insights dashboard page', () => {
   });
 
   before(async () => {
+    // The page inlines the web UI's dashboard.js bundle.
+    await buildUi();
     db = await openPglite();
     app = await buildApp(testConfig({ logLevel: 'debug' }), {
       db,

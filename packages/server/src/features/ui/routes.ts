@@ -54,20 +54,22 @@ const PAGE = `<!doctype html>
 </html>
 `;
 
-const NOT_BUILT = `<!doctype html>
+/** What a page of the web UI's bundle answers (503) when the bundle is not built. */
+export const UI_NOT_BUILT = `<!doctype html>
 <html lang="en"><head><meta charset="utf-8"><title>flags</title></head>
 <body><h1>The web UI is not built</h1>
 <p>Run <code>npm run build</code> in the repository, then reload. The admin API works without it.</p>
 </body></html>
 `;
 
-interface Asset {
+export interface Asset {
   readonly body: Buffer;
   readonly type: string;
   readonly etag: string;
 }
 
-function readAsset(dir: string, file: string, type: string): Asset | undefined {
+/** `file` of the bundle in `dir`, read once, with its ETag; `undefined` when not built. */
+export function readAsset(dir: string, file: string, type: string): Asset | undefined {
   const path = `${dir}${file}`;
   if (!existsSync(path)) return undefined;
   const body = readFileSync(path);
@@ -98,7 +100,7 @@ export function uiRoutes(app: FastifyInstance, uiDir: string = DEFAULT_UI_DIR): 
         .status(built ? 200 : 503)
         .type('text/html; charset=utf-8')
         .header('cache-control', 'no-cache')
-        .send(built ? PAGE : NOT_BUILT);
+        .send(built ? PAGE : UI_NOT_BUILT);
     });
   }
   for (const [path, asset] of [

@@ -1,5 +1,4 @@
 import { createHash } from 'node:crypto';
-import { dashboardScript } from './script.js';
 
 const style = `
   :root { color-scheme: light; --ink: #111827; --muted: #6b7280; --line: #e5e7eb; --card: #fff; }
@@ -22,26 +21,39 @@ const style = `
   section { background: var(--card); border: 1px solid var(--line); border-radius: 10px; padding: 14px 16px; }
   section h2 { margin: 0; font-size: 15px; }
   section p { margin: 2px 0 8px; color: var(--muted); font-size: 13px; min-height: 1.45em; }
-  svg { width: 100%; height: auto; display: block; }
+  .figure > svg { width: 100%; height: auto; display: block; }
   svg text { font-size: 11px; fill: var(--muted); }
   svg .grid line { stroke: var(--line); }
   svg .empty { font-size: 14px; }
   svg circle.point { stroke: #fff; stroke-width: 1.5; }
   svg rect.bar { stroke: none; }
-  .legend { display: flex; flex-wrap: wrap; gap: 4px 14px; font-size: 12px; color: var(--muted); }
-  .legend i { display: inline-block; width: 10px; height: 10px; border-radius: 2px; margin-right: 5px; }
+  .legend { display: flex; flex-wrap: wrap; gap: 4px 14px; list-style: none; padding: 0;
+            margin: 4px 0 0; font-size: 12px; color: var(--muted); }
+  .legend li { display: inline-flex; align-items: center; gap: 5px; }
 `;
 
+const sha256 = (text: string) => createHash('sha256').update(text).digest('base64');
+
+/** A chart's place: its script (`insights-charts.ts` of the web UI) draws into `.figure`. */
 const chart = (series: string, id: string, title: string) => `
-    <section id="${id}" data-series="${series}">
-      <h2>${title}</h2>
+    <section id="${id}" data-series="${series}" aria-labelledby="${id}-title">
+      <h2 id="${id}-title">${title}</h2>
       <p id="${id}-summary"></p>
-      <svg role="img" aria-label="${title}"></svg>
-      <div class="legend"></div>
+      <div class="figure"></div>
     </section>`;
 
-/** The page, built once: it holds no data and no token, so every visitor gets the same bytes. */
-export const dashboardHtml = `<!doctype html>
+/** The dashboard page and the CSP that lets its own script and style run, and nothing else. */
+export interface DashboardPage {
+  readonly html: string;
+  readonly csp: string;
+}
+
+/**
+ * The page around `script` (the web UI's `dashboard.js` bundle), built once: it holds no data
+ * and no token, so every visitor gets the same bytes.
+ */
+export function dashboardPage(script: string): DashboardPage {
+  const html = `<!doctype html>
 <html lang="en">
 <head>
   <meta charset="utf-8">
@@ -70,18 +82,19 @@ export const dashboardHtml = `<!doctype html>
     'Configuration updates by week and environment type',
   )}
   </main>
-  <script>${dashboardScript}</script>
+  <script type="module">${script}</script>
 </body>
 </html>
 `;
-
-/** Only this page's own script and style may run; the API is same-origin. */
-export const dashboardCsp = [
-  "default-src 'none'",
-  `script-src 'sha256-${createHash('sha256').update(dashboardScript).digest('base64')}'`,
-  `style-src 'sha256-${createHash('sha256').update(style).digest('base64')}'`,
-  "connect-src 'self'",
-  "base-uri 'none'",
-  "form-action 'none'",
-  "frame-ancestors 'none'",
-].join('; ');
+  // Only this page's own script and style may run; the API is same-origin.
+  const csp = [
+    "default-src 'none'",
+    `script-src 'sha256-${sha256(script)}'`,
+    `style-src 'sha256-${sha256(style)}'`,
+    "connect-src 'self'",
+    "base-uri 'none'",
+    "form-action 'none'",
+    "frame-ancestors 'none'",
+  ].join('; ');
+  return { html, csp };
+}
