@@ -363,7 +363,7 @@ export async function buildApp(config: ServerConfig, deps: AppDeps): Promise<Fas
   groupRoutes(app, db, adminOnly, now);
   loginHistoryRoutes(app, db, adminOnly);
   await insightsRoutes(app, db, adminOnly, { now });
-  dashboardRoutes(app);
+  dashboardRoutes(app, deps.uiDir);
   adminStreamRoutes(app, changeFeed, adminOnly, {
     maxStreams: config.streamingMaxConnections,
     maxStreamsPerAddress: config.streamingMaxConnectionsPerAddress,
