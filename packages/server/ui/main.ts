@@ -221,7 +221,13 @@ function App() {
   const refresh = useSessionRefresh((next) => {
     if (signedIn.current) setSession((current) => (current ? keptSession(current, next) : current));
   });
-  useEffect(() => whenForbidden(refresh), [refresh]);
+  useEffect(
+    () =>
+      whenForbidden(() => {
+        if (signedIn.current) refresh();
+      }),
+    [refresh],
+  );
   const live = useLive(Boolean(session), refresh);
   const [notice, setNotice] = useState<string>();
   /** The login page, with `text` on it (the pages a link opens end there or signed in). */
