@@ -6,6 +6,7 @@ import { fileURLToPath } from 'node:url';
 import type { FastifyInstance } from 'fastify';
 import { pino } from 'pino';
 import { buildUi } from '../../../../scripts/build-ui.js';
+import { accessibilityViolations } from '../../../../test/helpers/chromium.js';
 import { buildApp } from '../../src/app.js';
 import type { Database } from '../../src/db/database.js';
 import { openPglite } from '../../src/db/database.js';
@@ -188,6 +189,7 @@ describe('insights dashboard page', () => {
         assert.match((await page.textContent('#users-summary')) ?? '', /^4 users, 2 active/);
         assert.match((await page.textContent('#health-summary')) ?? '', /default 5\.7 d/);
         assert.deepEqual(problems, []);
+        assert.deepEqual(await accessibilityViolations(page), [], 'axe-core: serious or critical');
 
         mkdirSync(OUTPUT_DIR, { recursive: true });
         await page.screenshot({ path: SCREENSHOT, fullPage: true });

@@ -1,7 +1,7 @@
 import { createHash } from 'node:crypto';
 
 const style = `
-  :root { color-scheme: light; --ink: #111827; --muted: #6b7280; --line: #e5e7eb; --card: #fff; }
+  :root { color-scheme: light; --ink: #111827; --muted: #5b6472; --line: #e5e7eb; --card: #fff; }
   * { box-sizing: border-box; }
   body { margin: 0; font: 14px/1.45 system-ui, -apple-system, "Segoe UI", Roboto, sans-serif;
          color: var(--ink); background: #f3f4f6; }
