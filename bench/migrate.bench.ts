@@ -84,9 +84,14 @@ try {
   const unleashDatabase = new URL(POSTGRES_URL);
   unleashDatabase.pathname = `/${unleash.database}`;
   const names = flagSet.documents.development.features.map((feature) => feature.name);
+  const copyStarted = performance.now();
   await copyFlags(unleashDatabase.href, names, FLAGS - IMPORTED);
+  console.log(`  ${FLAGS - IMPORTED} copies written in ${seconds(copyStarted)} s`);
+  // Its frontend API rebuilds one view of every environment: both wait for the same refresh.
+  const settleStarted = performance.now();
+  await Promise.all(UNLEASH_ENVIRONMENTS.map((environment) => unleash.settle(environment)));
+  console.log(`  its frontend API caught up in ${seconds(settleStarted)} s`);
   for (const environment of UNLEASH_ENVIRONMENTS) {
-    await unleash.settle(environment);
     await unleash.createToken({ type: 'client', environment });
     await unleash.createToken({ type: 'frontend', environment });
   }
