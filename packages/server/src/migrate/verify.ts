@@ -143,11 +143,19 @@ export function clientView(body: Json): Map<string, string> {
         enabled: feature.enabled,
         impressionData: feature.impressionData === true,
         variants: ((feature.variants ?? []) as Json[]).map(variantView),
-        dependencies: ((feature.dependencies ?? []) as Json[]).map((dependency) => ({
-          feature: dependency.feature,
-          enabled: dependency.enabled !== false,
-          variants: dependency.variants ?? [],
-        })),
+        // A set: unleash-server lists a dependency once per strategy of the flag; SDKs check
+        // each one, so how often it is listed changes no answer.
+        dependencies: [
+          ...new Set(
+            ((feature.dependencies ?? []) as Json[]).map((dependency) =>
+              canonicalJson({
+                feature: dependency.feature,
+                enabled: dependency.enabled !== false,
+                variants: dependency.variants ?? [],
+              }),
+            ),
+          ),
+        ].sort(),
         strategies,
       }),
     );
