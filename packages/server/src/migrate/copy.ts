@@ -1,3 +1,4 @@
+import { ConfigError } from '@flags/config';
 import type { Database, Queryable } from '../db/database.js';
 import { applyMigrations } from '../db/migrate.js';
 import { bumpConfigRevision } from '../revision.js';
@@ -14,19 +15,15 @@ class Rollback extends Error {
 }
 
 /**
- * Refuses unleash-server's own database as flags-server's: both servers are configured with
- * `DATABASE_URL`, and a shell where it names unleash-server's would otherwise fail on the first
- * table the two schemas share (`relation "projects" already exists`), naming nothing to fix.
- * `migrations` (its migrator's) and `unleash_session` are tables flags-server never has.
+ * flags-server's schema brought up to date in `tx`; a database it cannot use (unleash-server's own,
+ * `applyMigrations`) is this command's error, with the same message.
  */
-async function refuseUnleashDatabase(tx: Queryable): Promise<void> {
-  const [row] = await tx.query<{ unleash: boolean }>(
-    "SELECT to_regclass('migrations') IS NOT NULL AND to_regclass('unleash_session') IS NOT NULL AS unleash",
-  );
-  if (row?.unleash) {
-    throw new MigrateError(
-      "DATABASE_URL is unleash-server's own database: flags-server copies into a database of its own (DATABASE_URL, or DATA_DIR for PGlite); unleash-server's goes to --database, read only",
-    );
+async function prepareSchema(tx: Queryable): Promise<void> {
+  try {
+    await applyMigrations(tx);
+  } catch (error) {
+    if (error instanceof ConfigError) throw new MigrateError(error.problems.join('; '));
+    throw error;
   }
 }
 
@@ -41,8 +38,7 @@ export async function planInstance(
 ): Promise<Plan> {
   return db
     .transaction(async (tx) => {
-      await refuseUnleashDatabase(tx);
-      await applyMigrations(tx);
+      await prepareSchema(tx);
       throw new Rollback(planCopy(source, await readTarget(tx), passwordHashes));
     })
     .catch((error: unknown) => {
@@ -63,8 +59,7 @@ export async function copyInstance(
   options: { readonly publicUrl: URL; readonly now: Date },
 ): Promise<{ plan: Plan; links: PasswordLinkIssued[] }> {
   return db.transaction(async (tx) => {
-    await refuseUnleashDatabase(tx);
-    await applyMigrations(tx);
+    await prepareSchema(tx);
     const plan = planCopy(source, await readTarget(tx), passwordHashes);
     if (!planChanges(plan)) return { plan, links: [] };
     const links = await writePlan(tx, plan, {

@@ -7,6 +7,7 @@ import { after, before, describe, it } from 'node:test';
 import bcrypt from 'bcryptjs';
 import { hashSecret } from '../../src/auth/secrets.js';
 import type { Database } from '../../src/db/database.js';
+import { migrate } from '../../src/db/migrate.js';
 import { copyInstance, planInstance } from '../../src/migrate/copy.js';
 import { countPlan, planChanges } from '../../src/migrate/plan.js';
 import {
@@ -408,5 +409,16 @@ for (const backend of backends) {
         assert.deepEqual(await dump(db), before);
       });
     }
+
+    it("is refused by flags-server's own start too, as a configuration error, creating nothing", async () => {
+      const before = await dump(db);
+      await assert.rejects(migrate(db), (error: Error) => {
+        assert.equal(error.name, 'ConfigError');
+        assert.match(error.message, /DATABASE_URL is unleash-server's own database/);
+        assert.match(error.message, /migrate from-unleash --database/);
+        return true;
+      });
+      assert.deepEqual(await dump(db), before);
+    });
   });
 }
