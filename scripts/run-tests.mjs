@@ -57,8 +57,10 @@ function run(testFiles) {
       'tsx',
       '--test',
       '--test-concurrency=2',
-      // A stuck test or hook fails after this long instead of holding CI until its limit.
-      '--test-timeout=180000',
+      // A stuck test or hook fails after this long instead of holding CI until its limit. The
+      // limit holds for a whole file too (each file is a test of the run): a slow end-to-end file
+      // on two busy cores takes up to twice what it takes alone.
+      '--test-timeout=240000',
       '--test-reporter=spec',
       '--test-reporter-destination=stdout',
       `--test-reporter=${fileURLToPath(new URL('./test-failures-reporter.mjs', import.meta.url))}`,

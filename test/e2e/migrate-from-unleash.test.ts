@@ -1,21 +1,20 @@
 import assert from 'node:assert/strict';
-import { randomBytes } from 'node:crypto';
 import { once } from 'node:events';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { after, before, describe, it } from 'node:test';
-import {
-  buildApp,
-  type Database,
-  generateContexts,
-  loadConfig,
-  openPostgres,
-  runMigrate,
-} from '@flags/server';
+import { type Database, generateContexts } from '@flags/server';
 import type { FastifyInstance } from 'fastify';
-import pg from 'pg';
 import { InMemStorageProvider, Unleash } from 'unleash-client';
 import { InMemoryStorageProvider, UnleashClient } from 'unleash-proxy-client';
+import {
+  createFlagsDatabase,
+  databaseUrl,
+  migrateCommand,
+  rowCounts,
+  startFlagsServer,
+  tableCount,
+} from '../helpers/migrate-target.js';
 import { buildRichInstance, type RichInstance, settle } from '../helpers/unleash-rich-instance.js';
 import { stopSdk } from '../helpers/unleash-sdk.js';
 import {
@@ -33,108 +32,7 @@ import {
  * nothing to do.
  */
 
-const POSTGRES_URL = process.env.TEST_DATABASE_URL;
 const CONTEXTS = 1000;
-
-function databaseUrl(name: string): string {
-  const url = new URL(POSTGRES_URL as string);
-  url.pathname = `/${name}`;
-  return url.href;
-}
-
-async function withPostgres<T>(use: (client: pg.Client) => Promise<T>): Promise<T> {
-  const client = new pg.Client({ connectionString: POSTGRES_URL });
-  await client.connect();
-  try {
-    return await use(client);
-  } finally {
-    await client.end();
-  }
-}
-
-/** A new, empty PostgreSQL database for a flags-server, and how to drop it. */
-async function createFlagsDatabase(): Promise<{ url: string; drop: () => Promise<void> }> {
-  const name = `flags_migrate_${randomBytes(4).toString('hex')}`;
-  await withPostgres((client) => client.query(`CREATE DATABASE ${name}`));
-  return {
-    url: databaseUrl(name),
-    drop: () =>
-      withPostgres(async (client) => {
-        await client.query(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`);
-      }),
-  };
-}
-
-/** `flags-server migrate …args` on the flags-server database at `url`: exit status and output. */
-async function migrateCommand(args: readonly string[], url: string, publicUrl?: string) {
-  let out = '';
-  let err = '';
-  const status = await runMigrate(args, {
-    env: { DATABASE_URL: url, ...(publicUrl ? { PUBLIC_URL: publicUrl } : {}) },
-    out: (text) => {
-      out += text;
-    },
-    err: (text) => {
-      err += text;
-    },
-  });
-  return { status, out, err, output: `${out}${err}` };
-}
-
-/** Every table's row count: what "writes nothing" is checked with. */
-async function rowCounts(url: string): Promise<Record<string, number>> {
-  const client = new pg.Client({ connectionString: url });
-  await client.connect();
-  try {
-    const { rows } = await client.query<{ table_name: string }>(
-      `SELECT table_name FROM information_schema.tables
-        WHERE table_schema = 'public' AND table_type = 'BASE TABLE' ORDER BY table_name`,
-    );
-    const counts: Record<string, number> = {};
-    for (const { table_name } of rows) {
-      const [row] = (
-        await client.query<{ n: number }>(`SELECT count(*)::int AS n FROM "${table_name}"`)
-      ).rows;
-      counts[table_name] = row?.n ?? 0;
-    }
-    const [revision] = (
-      await client.query<{ config: string; tokens: string }>(
-        'SELECT config::text, tokens::text FROM revision',
-      )
-    ).rows;
-    counts[`revision ${revision?.config}/${revision?.tokens}`] = 1;
-    return counts;
-  } finally {
-    await client.end();
-  }
-}
-
-async function tableCount(url: string): Promise<number> {
-  const client = new pg.Client({ connectionString: url });
-  await client.connect();
-  try {
-    const { rows } = await client.query<{ n: number }>(
-      "SELECT count(*)::int AS n FROM information_schema.tables WHERE table_schema = 'public'",
-    );
-    return rows[0]?.n ?? -1;
-  } finally {
-    await client.end();
-  }
-}
-
-/** flags-server on the database at `url`, listening on a free port. */
-async function startFlagsServer(
-  url: string,
-): Promise<{ app: FastifyInstance; db: Database; url: string }> {
-  const db = openPostgres(url, { maxConnections: 4 });
-  const config = loadConfig(
-    { DATABASE_URL: url },
-    { port: 0, host: '127.0.0.1', logLevel: 'warn', loginsPerMinute: 10_000 },
-  );
-  const app = await buildApp(config, { db, logger: false });
-  const base = await app.listen({ port: 0, host: '127.0.0.1' });
-  return { app, db, url: base };
-}
 
 /** A generated context as SDKs take it. */
 function sdkContext(query: URLSearchParams) {
@@ -437,11 +335,25 @@ describe(
       assert.deepEqual(await rowCounts(target.url), before);
     });
 
-    it('refuses the database of another instance as --database, writing nothing', async () => {
+    it('refuses the database of another instance as --database before reading the instance, writing nothing', async () => {
       const before = await rowCounts(target.url);
-      const result = await migrateCommand(from('--database', target.url), target.url);
+      // The command's requests to unleash-server, seen through the fetch it makes them with.
+      const asked: string[] = [];
+      const fetchAsBefore = globalThis.fetch;
+      globalThis.fetch = (input, init) => {
+        const url = input instanceof Request ? input.url : String(input);
+        if (url.startsWith(unleash.url)) asked.push(new URL(url).pathname);
+        return fetchAsBefore(input, init);
+      };
+      let result: Awaited<ReturnType<typeof migrateCommand>>;
+      try {
+        result = await migrateCommand(from('--database', target.url), target.url);
+      } finally {
+        globalThis.fetch = fetchAsBefore;
+      }
       assert.equal(result.status, 1, result.output);
       assert.match(result.err, /is not the database of the unleash-server at --url/);
+      assert.deepEqual(asked, ['/api/admin/user-admin', '/api/admin/ui-config']);
       assert.deepEqual(await rowCounts(target.url), before);
     });
 
@@ -476,84 +388,6 @@ describe(
         target.url,
       );
       assert.equal(verify.status, 0, verify.output);
-    });
-  },
-);
-
-describe(
-  `migrate from-unleash without --database (unleash-server ${UNLEASH_VERSION})`,
-  {
-    skip: unleashServerSkip,
-  },
-  () => {
-    let unleash: UnleashServer;
-    let target: { url: string; drop: () => Promise<void> };
-
-    before(async () => {
-      unleash = await startUnleashServer();
-      await buildRichInstance(unleash);
-      target = await createFlagsDatabase();
-    });
-
-    after(async () => {
-      await target?.drop();
-      await unleash?.stop();
-    });
-
-    it('--dry-run on an empty flags-server changes no row and exits 2', async () => {
-      // flags-server started once: its schema and defaults, nothing else.
-      const started = await startFlagsServer(target.url);
-      await started.app.close();
-      await started.db.close();
-      const before = await rowCounts(target.url);
-      const result = await migrateCommand(
-        ['from-unleash', '--url', unleash.url, '--token', unleash.adminToken, '--dry-run'],
-        target.url,
-      );
-      assert.equal(result.status, 2, result.output);
-      assert.deepEqual(await rowCounts(target.url), before);
-    });
-
-    it('creates the users without a password and prints a link for each to set one', async () => {
-      const result = await migrateCommand(
-        ['from-unleash', '--url', unleash.url, '--token', unleash.adminToken],
-        target.url,
-        'https://flags.example.com',
-      );
-      assert.equal(result.status, 0, result.output);
-      assert.match(result.out, /passwords \(give --database to copy them\)/);
-      const links = [
-        ...result.out.matchAll(
-          /^ {2}(\S+): (https:\/\/flags\.example\.com\/new-user\?token=\S+)$/gm,
-        ),
-      ].map((match) => match[1]);
-      assert.deepEqual(links.sort(), ['admin', 'alice@example.com', 'bob', 'carol@example.com']);
-      const client = new pg.Client({ connectionString: target.url });
-      await client.connect();
-      try {
-        const { rows } = await client.query<{
-          login: string;
-          password_hash: string | null;
-          role: string;
-        }>(
-          `SELECT COALESCE(u.email, u.username) AS login, u.password_hash, r.name AS role
-           FROM users u JOIN role_user ru ON ru.user_id = u.id JOIN roles r ON r.id = ru.role_id
-          ORDER BY login`,
-        );
-        assert.deepEqual(rows, [
-          { login: 'admin', password_hash: null, role: 'Admin' },
-          { login: 'alice@example.com', password_hash: null, role: 'Admin' },
-          { login: 'bob', password_hash: null, role: 'Editor' },
-          { login: 'carol@example.com', password_hash: null, role: 'Viewer' },
-        ]);
-      } finally {
-        await client.end();
-      }
-      const again = await migrateCommand(
-        ['from-unleash', '--url', unleash.url, '--token', unleash.adminToken, '--dry-run'],
-        target.url,
-      );
-      assert.equal(again.status, 0, again.output);
     });
   },
 );

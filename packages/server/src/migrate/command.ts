@@ -3,7 +3,7 @@ import { ConfigError, loadConfig } from '../config/load.js';
 import type { Database } from '../db/database.js';
 import { openDatabase } from '../db/open.js';
 import { copyInstance, planInstance } from './copy.js';
-import { readPasswordHashes } from './password-source.js';
+import { checkSourceDatabase, readPasswordHashes } from './password-source.js';
 import { countPlan, type Plan, planChanges } from './plan.js';
 import { KINDS, type Kind } from './records.js';
 import { MigrateError, readUnleash, UnleashApi } from './unleash-source.js';
@@ -269,9 +269,11 @@ async function copy(
 ): Promise<number> {
   const started = Date.now();
   io.out(`Reading unleash-server at ${api.base.href}\n`);
-  const source = await readUnleash(api);
-  const hashes =
-    options.database === undefined ? undefined : await readPasswordHashes(options.database, source);
+  const database = options.database;
+  const source = await readUnleash(api, (instanceId) =>
+    database === undefined ? Promise.resolve() : checkSourceDatabase(database, instanceId),
+  );
+  const hashes = database === undefined ? undefined : await readPasswordHashes(database, source);
   io.out(
     `unleash-server ${source.version}: ${source.records.flags.size} flags, ${source.records.apiTokens.size} API tokens, ${source.records.users.size} users (read in ${((Date.now() - started) / 1000).toFixed(1)} s)\n`,
   );

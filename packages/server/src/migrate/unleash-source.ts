@@ -157,8 +157,13 @@ const legalValues = (raw: unknown): LegalValue[] =>
 /**
  * Reads everything the copy takes from unleash-server: the Admin API answers described in
  * docs/migrate-from-unleash-server.md, each a request (flags in batches of `BATCH`).
+ * `beforeReading` is asked once the instance is known (its version and id), before the long read:
+ * a check that can refuse the command there saves the operator the read.
  */
-export async function readUnleash(api: UnleashApi): Promise<SourceInstance> {
+export async function readUnleash(
+  api: UnleashApi,
+  beforeReading: (instanceId: string | undefined) => Promise<void> = async () => {},
+): Promise<SourceInstance> {
   const notes: string[] = [];
   const records = emptyRecords();
 
@@ -175,6 +180,8 @@ export async function readUnleash(api: UnleashApi): Promise<SourceInstance> {
       `unleash-server ${version} is older than 6: upgrade it to 6 or newer first (its own upgrade keeps its data), then copy`,
     );
   }
+  const instanceId = uiConfig.versionInfo?.instanceId;
+  await beforeReading(instanceId);
 
   const [environments, projects, featureTypes, tagTypes, tags, context, strategies, segments] =
     await Promise.all([
@@ -315,7 +322,6 @@ export async function readUnleash(api: UnleashApi): Promise<SourceInstance> {
     userIds.set(key, Number(user.id));
   }
 
-  const instanceId = uiConfig.versionInfo?.instanceId;
   return { version, instanceId, records, secrets, userIds, notes };
 }
 
