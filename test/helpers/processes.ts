@@ -115,7 +115,8 @@ export interface HealthWait {
 }
 
 /**
- * Resolves once `url` answers 200; fails if `child` exits first or the time runs out. Each probe
+ * Resolves once `url` answers 200; fails if `child` exits first or the time runs out (and then
+ * kills it). Each probe
  * uses a connection of its own (`agent: false`), so none is left open into a shutdown test.
  */
 export async function waitUntilHealthy(
@@ -127,7 +128,11 @@ export async function waitUntilHealthy(
   for (;;) {
     if (child.exitCode !== null) throw new Error(`exited before ${url} answered 200: ${output()}`);
     if ((await statusOf(url, headers)) === 200) return;
-    if (Date.now() > deadline) throw new Error(`${url} did not answer 200 in time: ${output()}`);
+    if (Date.now() > deadline) {
+      // A child left running would keep the test file's process alive until the run's limit.
+      child.kill('SIGKILL');
+      throw new Error(`${url} did not answer 200 in time: ${output()}`);
+    }
     await new Promise((resolve) => setTimeout(resolve, 50));
   }
 }
