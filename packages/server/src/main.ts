@@ -69,15 +69,17 @@ async function main(): Promise<void> {
     import('./app.js'),
     import('./db/open.js'),
   ]);
-  const db = await openDatabase(config);
+  let db: Awaited<ReturnType<typeof openDatabase>> | undefined;
   let app: Awaited<ReturnType<typeof buildApp>>;
   try {
+    db = await openDatabase(config);
     app = await buildApp(config, { db });
   } catch (error) {
-    // Options that only the stored settings show to be unusable (`OIDC_*`).
+    // A DATA_DIR another process has open, or options that only the stored settings show to be
+    // unusable (`OIDC_*`).
     if (error instanceof ConfigError) {
       console.error(error.message);
-      await db.close();
+      await db?.close();
       process.exit(1);
     }
     throw error;

@@ -68,7 +68,7 @@ export const serverSchema = Type.Object({
   dataDir: option(Type.String(), {
     env: ['DATA_DIR'],
     default: './data',
-    doc: 'PGlite data directory (used only without `DATABASE_URL`).',
+    doc: 'PGlite data directory (used only without `DATABASE_URL`). One process at a time: a second flags-server or a `migrate` on a directory in use is refused (its `flags-server.pid` names the holder).',
   }),
   adminTokens: option(Type.Array(Type.String()), {
     env: ['FLAGS_ADMIN_TOKENS'],

@@ -1,5 +1,7 @@
+import { existsSync } from 'node:fs';
 import { closest, UsageError } from '@flags/config';
 import { ConfigError, loadConfig } from '../config/load.js';
+import { lockDataDir } from '../db/data-dir-lock.js';
 import type { Database } from '../db/database.js';
 import { openDatabase } from '../db/open.js';
 import { copyInstance, planInstance } from './copy.js';
@@ -268,6 +270,15 @@ async function copy(
   io: CommandIo,
 ): Promise<number> {
   const started = Date.now();
+  // A DATA_DIR a running flags-server has open stops the command here rather than after the long
+  // read; the database is opened (and the directory taken) once there is something to write.
+  if (config.databaseUrl === undefined && config.dataDir && existsSync(config.dataDir)) {
+    try {
+      lockDataDir(config.dataDir)();
+    } catch (error) {
+      throw cannotOpen(error);
+    }
+  }
   io.out(`Reading unleash-server at ${api.base.href}\n`);
   const database = options.database;
   const source = await readUnleash(api, (instanceId) =>
@@ -282,7 +293,7 @@ async function copy(
   try {
     db = await openDatabase(config);
   } catch (error) {
-    throw new MigrateError(`cannot open flags-server's database: ${(error as Error).message}`);
+    throw cannotOpen(error);
   }
   try {
     if (options.dryRun) {
@@ -307,6 +318,13 @@ async function copy(
   } finally {
     await db.close();
   }
+}
+
+/** flags-server's database could not be opened (a DATA_DIR in use, …), as the command tells it. */
+function cannotOpen(error: unknown): MigrateError {
+  const reason =
+    error instanceof ConfigError ? error.problems.join('; ') : (error as Error).message;
+  return new MigrateError(`cannot open flags-server's database: ${reason}`);
 }
 
 /**
