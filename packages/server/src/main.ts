@@ -10,6 +10,11 @@ async function main(): Promise<void> {
   // `flags-server migrate …` copies from unleash-server and exits (migrate/command.ts).
   if (process.argv[2] === 'migrate') {
     const { runMigrate } = await import('./migrate/command.js');
+    // A reader that stops early (`| head`) must not end a copy half-way: what it no longer reads
+    // is dropped, and the command goes on to its end and its exit status.
+    process.stdout.on('error', (error: NodeJS.ErrnoException) => {
+      if (error.code !== 'EPIPE') throw error;
+    });
     try {
       process.exitCode = await runMigrate(process.argv.slice(3), {
         env: process.env,

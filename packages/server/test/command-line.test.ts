@@ -8,7 +8,12 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, describe, it } from 'node:test';
 import { fileURLToPath } from 'node:url';
-import { freePort, runEntry } from '../../../test/helpers/processes.js';
+import {
+  exitStatusWithin,
+  freePort,
+  runEntry,
+  spawnEntry,
+} from '../../../test/helpers/processes.js';
 
 const MAIN = fileURLToPath(new URL('../src/main.ts', import.meta.url));
 const VERSION = (
@@ -185,5 +190,24 @@ describe('flags-server command line', () => {
       /flags-server migrate from-unleash: cannot reach unleash-server at http:\/\/127\.0\.0\.1:\d+\/ \(ECONNREFUSED\); check --url and that it is running; nothing was written\n$/,
     );
     assert.equal(result.createdDataDir, false);
+  });
+
+  it('migrate goes on to its end when its output is no longer read (`| head`), without a stack trace', async () => {
+    const port = await freePort();
+    const entry = spawnEntry(MAIN, { DATA_DIR: join(dir, 'migrate-closed-output') }, [
+      'migrate',
+      'from-unleash',
+      '--url',
+      `http://127.0.0.1:${port}`,
+      '--token',
+      '*:*.secret',
+    ]);
+    // The reader is gone before the command writes its first line.
+    entry.child.stdout?.destroy();
+    assert.equal(await exitStatusWithin(entry, 20_000), 1, entry.output());
+    assert.match(
+      entry.output(),
+      /^flags-server migrate from-unleash: cannot reach unleash-server at .*; nothing was written\n$/,
+    );
   });
 });
