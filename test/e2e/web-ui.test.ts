@@ -1,6 +1,7 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { createProxy, type ProxyApp } from '@flags/proxy';
+import { CONSTRAINT_OPERATORS } from '@flags/schemas';
 import { buildApp, type Database, loadConfig, openDatabase } from '@flags/server';
 import type { FastifyInstance } from 'fastify';
 import type { Browser, Page } from 'playwright-core';
@@ -123,15 +124,24 @@ describe('the web UI in Chromium', { skip: noChromium }, () => {
     await create.getByRole('button', { name: 'Create flag' }).click();
     await page.getByRole('heading', { name: `${FLAG} in default` }).waitFor();
 
-    // A rollout in production: 100 % of userId, only for alice, variant "blue".
+    // A rollout in production: 100 % of userId, only for alice (one of alice and carol, and
+    // matching ^(alice|bob)$), variant "blue".
     await page.getByRole('button', { name: 'Add strategy in production' }).click();
     const form = page.getByRole('form', { name: 'Add strategy' });
     await form.getByLabel('Rollout (%)').fill('100');
     await form.getByLabel('Stickiness').selectOption('userId');
     await form.getByRole('button', { name: 'Add constraint' }).click();
     await form.locator('#env-production-strategy-c0-field').selectOption('userId');
+    const operators = await form
+      .locator('#env-production-strategy-c0-operator option')
+      .evaluateAll((options) => options.map((option) => (option as HTMLOptionElement).value));
+    assert.deepEqual([...operators].sort(), [...CONSTRAINT_OPERATORS].sort(), 'every operator');
     await form.locator('#env-production-strategy-c0-operator').selectOption('IN');
     await form.locator('#env-production-strategy-c0-values').fill('alice, carol');
+    await form.getByRole('button', { name: 'Add constraint' }).click();
+    await form.locator('#env-production-strategy-c1-field').selectOption('userId');
+    await form.locator('#env-production-strategy-c1-operator').selectOption('REGEX');
+    await form.locator('#env-production-strategy-c1-value').fill('^(alice|bob)$');
     await form.getByRole('button', { name: 'Add variant' }).click();
     await form.locator('#env-production-strategy-v0-name').fill('blue');
     await page.screenshot({ path: `${SHOTS}strategy-form.png`, fullPage: true });
@@ -174,6 +184,10 @@ describe('the web UI in Chromium', { skip: noChromium }, () => {
     );
     assert.ok(
       added.some((line) => line.includes('"blue"')),
+      added.join('\n'),
+    );
+    assert.ok(
+      added.some((line) => line.includes('"REGEX"')),
       added.join('\n'),
     );
     await page.screenshot({ path: `${SHOTS}flag-page.png`, fullPage: true });

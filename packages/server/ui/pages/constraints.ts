@@ -1,30 +1,36 @@
+import type { ConstraintOperator } from '@flags/schemas';
 import { html } from '../kit.js';
 import type { Constraint, ContextField } from '../types.js';
 
-/** Unleash's constraint operators, by the kind of value each compares. */
-const OPERATORS: readonly {
-  name: string;
-  label: string;
-  kind: 'list' | 'text-list' | 'number' | 'date' | 'semver';
-}[] = [
-  { name: 'IN', label: 'is one of', kind: 'list' },
-  { name: 'NOT_IN', label: 'is not one of', kind: 'list' },
-  { name: 'STR_CONTAINS', label: 'contains', kind: 'text-list' },
-  { name: 'STR_STARTS_WITH', label: 'starts with', kind: 'text-list' },
-  { name: 'STR_ENDS_WITH', label: 'ends with', kind: 'text-list' },
-  { name: 'NUM_EQ', label: '= (number)', kind: 'number' },
-  { name: 'NUM_GT', label: '> (number)', kind: 'number' },
-  { name: 'NUM_GTE', label: '≥ (number)', kind: 'number' },
-  { name: 'NUM_LT', label: '< (number)', kind: 'number' },
-  { name: 'NUM_LTE', label: '≤ (number)', kind: 'number' },
-  { name: 'DATE_AFTER', label: 'after (date)', kind: 'date' },
-  { name: 'DATE_BEFORE', label: 'before (date)', kind: 'date' },
-  { name: 'SEMVER_EQ', label: '= (version)', kind: 'semver' },
-  { name: 'SEMVER_GT', label: '> (version)', kind: 'semver' },
-  { name: 'SEMVER_LT', label: '< (version)', kind: 'semver' },
-];
+type ValueKind = 'list' | 'text-list' | 'number' | 'date' | 'semver' | 'pattern';
 
-const kindOf = (operator: string) =>
+/**
+ * Every constraint operator the server takes (`CONSTRAINT_OPERATORS`: the type makes a missing
+ * one a compile error), in the order the editor offers them, by the kind of value it compares.
+ */
+const OPERATOR_CHOICES: Readonly<Record<ConstraintOperator, { label: string; kind: ValueKind }>> = {
+  IN: { label: 'is one of', kind: 'list' },
+  NOT_IN: { label: 'is not one of', kind: 'list' },
+  STR_CONTAINS: { label: 'contains', kind: 'text-list' },
+  STR_STARTS_WITH: { label: 'starts with', kind: 'text-list' },
+  STR_ENDS_WITH: { label: 'ends with', kind: 'text-list' },
+  REGEX: { label: 'matches (regular expression)', kind: 'pattern' },
+  NUM_EQ: { label: '= (number)', kind: 'number' },
+  NUM_GT: { label: '> (number)', kind: 'number' },
+  NUM_GTE: { label: '≥ (number)', kind: 'number' },
+  NUM_LT: { label: '< (number)', kind: 'number' },
+  NUM_LTE: { label: '≤ (number)', kind: 'number' },
+  DATE_AFTER: { label: 'after (date)', kind: 'date' },
+  DATE_BEFORE: { label: 'before (date)', kind: 'date' },
+  SEMVER_EQ: { label: '= (version)', kind: 'semver' },
+  SEMVER_GT: { label: '> (version)', kind: 'semver' },
+  SEMVER_GTE: { label: '≥ (version)', kind: 'semver' },
+  SEMVER_LT: { label: '< (version)', kind: 'semver' },
+  SEMVER_LTE: { label: '≤ (version)', kind: 'semver' },
+};
+const OPERATORS = Object.entries(OPERATOR_CHOICES).map(([name, choice]) => ({ name, ...choice }));
+
+const kindOf = (operator: string): ValueKind =>
   OPERATORS.find((entry) => entry.name === operator)?.kind ?? 'list';
 
 /** A readable line for a constraint. */
@@ -118,6 +124,11 @@ export function ConstraintsEditor(props: {
             const text = (event.currentTarget as HTMLInputElement).value;
             update(index, { value: text ? new Date(text).toISOString() : '' });
           }} /></label>`;
+      } else if (kind === 'pattern') {
+        valueInput = html`<label class="grow">Regular expression <input id=${`${id}-value`} required
+          placeholder="^team-(a|b)$" spellcheck="false"
+          value=${constraint.value ?? ''}
+          onChange=${(event: Event) => update(index, { value: (event.currentTarget as HTMLInputElement).value })} /></label>`;
       } else {
         valueInput = html`<label>Version <input id=${`${id}-value`} required placeholder="1.2.3"
           pattern="\\d+\\.\\d+\\.\\d+(-[0-9A-Za-z.\\-]+)?"
@@ -151,7 +162,7 @@ export function ConstraintsEditor(props: {
         <label class="inline"><input type="checkbox" checked=${constraint.inverted}
           onChange=${(event: Event) => update(index, { inverted: (event.currentTarget as HTMLInputElement).checked })} /> Negate</label>
         ${
-          kind === 'text-list' || kind === 'list'
+          kind === 'text-list' || kind === 'list' || kind === 'pattern'
             ? html`<label class="inline"><input type="checkbox" checked=${constraint.caseInsensitive}
                 onChange=${(event: Event) =>
                   update(index, {
