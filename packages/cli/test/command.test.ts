@@ -4,7 +4,7 @@ import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import { describe, it } from 'node:test';
 import { fileURLToPath } from 'node:url';
-import { runEntry } from '../../../test/helpers/processes.js';
+import { exitStatusWithin, runEntry, spawnEntry } from '../../../test/helpers/processes.js';
 
 const MAIN = fileURLToPath(new URL('../src/main.ts', import.meta.url));
 const VERSION = (
@@ -17,6 +17,14 @@ const flags = (args: readonly string[], env: Record<string, string> = {}) =>
   runEntry(MAIN, args, env);
 
 describe('flags command line', () => {
+  it('goes on to its end when its output is no longer read (`| head`), without a stack trace', async () => {
+    const entry = spawnEntry(MAIN, {}, ['schema']);
+    // The reader is gone before the command writes.
+    entry.child.stdout?.destroy();
+    assert.equal(await exitStatusWithin(entry, 20_000), 0, entry.output());
+    assert.equal(entry.output(), '');
+  });
+
   it('prints its version with -V and --version', async () => {
     for (const flag of ['-V', '--version']) {
       const { status, output } = await flags([flag]);

@@ -69,3 +69,14 @@ export function closest(word: string, candidates: Iterable<string>): string | un
   }
   return best;
 }
+
+/**
+ * Lets a command whose output reader stopped early (`| head`) go on to its end and exit status
+ * instead of dying of EPIPE half-way through its writes: what the reader no longer takes is
+ * dropped. Other errors of the stream are thrown as before.
+ */
+export function outlivingItsReader(output: NodeJS.WritableStream): void {
+  output.on('error', (error: NodeJS.ErrnoException) => {
+    if (error.code !== 'EPIPE') throw error;
+  });
+}

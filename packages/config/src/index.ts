@@ -1,5 +1,6 @@
 export {
   closest,
+  outlivingItsReader,
   USAGE_EXIT_CODE,
   UsageError,
   usageMessage,

@@ -1,7 +1,7 @@
 #!/usr/bin/env node
 // flags-server entry point: the only place that reads process.env, listens and exits.
 import { readFileSync } from 'node:fs';
-import { USAGE_EXIT_CODE, UsageError, usageMessage } from '@flags/config';
+import { outlivingItsReader, USAGE_EXIT_CODE, UsageError, usageMessage } from '@flags/config';
 import { parseServerCommandLine } from './config/command-line.js';
 import { ConfigError, loadConfig } from './config/load.js';
 import { serverConfig } from './config/options.js';
@@ -10,11 +10,8 @@ async function main(): Promise<void> {
   // `flags-server migrate …` copies from unleash-server and exits (migrate/command.ts).
   if (process.argv[2] === 'migrate') {
     const { runMigrate } = await import('./migrate/command.js');
-    // A reader that stops early (`| head`) must not end a copy half-way: what it no longer reads
-    // is dropped, and the command goes on to its end and its exit status.
-    process.stdout.on('error', (error: NodeJS.ErrnoException) => {
-      if (error.code !== 'EPIPE') throw error;
-    });
+    // A reader that stops early (`| head`) must not end a copy half-way.
+    outlivingItsReader(process.stdout);
     try {
       process.exitCode = await runMigrate(process.argv.slice(3), {
         env: process.env,
