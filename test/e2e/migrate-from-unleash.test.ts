@@ -6,7 +6,6 @@ import { after, before, describe, it } from 'node:test';
 import { type Database, generateContexts } from '@flags/server';
 import type { FastifyInstance } from 'fastify';
 import { InMemStorageProvider, Unleash } from 'unleash-client';
-import { InMemoryStorageProvider, UnleashClient } from 'unleash-proxy-client';
 import {
   createFlagsDatabase,
   databaseUrl,
@@ -16,7 +15,7 @@ import {
   tableCount,
 } from '../helpers/migrate-target.js';
 import { buildRichInstance, type RichInstance, settle } from '../helpers/unleash-rich-instance.js';
-import { stopSdk } from '../helpers/unleash-sdk.js';
+import { startFrontendSdk, stopSdk } from '../helpers/unleash-sdk.js';
 import {
   startUnleashServer,
   UNLEASH_VERSION,
@@ -244,30 +243,27 @@ describe(
       const contexts = generateContexts(CONTEXTS, CONTEXT_FIELDS, 7).map(sdkContext);
       for (const token of rich.frontendTokens) {
         const sdk = (url: string) =>
-          new UnleashClient({
+          startFrontendSdk({
             url: `${url}/api/frontend`,
             clientKey: token,
             appName: 'migrate-e2e-web',
-            refreshInterval: 0,
-            disableMetrics: true,
-            storageProvider: new InMemoryStorageProvider(),
           });
-        const theirs = sdk(unleash.url);
-        const ours = sdk(flags!.url);
+        const [theirs, ours] = await Promise.all([sdk(unleash.url), sdk(flags!.url)]);
         try {
-          await Promise.all([theirs.start(), ours.start()]);
           let toggles = 0;
           for (const context of contexts) {
-            await Promise.all([theirs.updateContext(context), ours.updateContext(context)]);
-            const a = theirs.getAllToggles().sort((x, y) => x.name.localeCompare(y.name));
-            const b = ours.getAllToggles().sort((x, y) => x.name.localeCompare(y.name));
+            await Promise.all([
+              theirs.client.updateContext(context),
+              ours.client.updateContext(context),
+            ]);
+            const a = theirs.client.getAllToggles().sort((x, y) => x.name.localeCompare(y.name));
+            const b = ours.client.getAllToggles().sort((x, y) => x.name.localeCompare(y.name));
             assert.deepEqual(b, a, JSON.stringify(context));
             toggles += a.length;
           }
           assert.ok(toggles > 0, 'some flags on');
         } finally {
-          theirs.stop();
-          ours.stop();
+          await Promise.all([theirs.stop(), ours.stop()]);
         }
       }
     });
