@@ -124,6 +124,10 @@ export async function startUnleashServer(
       CHECK_VERSION: 'false',
       SEND_TELEMETRY: 'false',
       GRACEFUL_SHUTDOWN_ENABLE: 'false',
+      // The tests' fetch keeps connections in one pool from test to test; unleash-server closing
+      // one after its 15 idle seconds races a request that reuses it ("other side closed"),
+      // which tests neither server. Idle connections are then closed by the client (or at stop).
+      SERVER_KEEPALIVE_TIMEOUT: '600',
       ...options.env,
     },
     { detached: true, stdin: 'pipe' },
