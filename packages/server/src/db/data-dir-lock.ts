@@ -13,9 +13,9 @@ export const DATA_DIR_LOCK_FILE = 'flags-server.pid';
  * The rule is PostgreSQL's for `postmaster.pid`: the file names its process; it is stale when
  * that process is gone, or is this process or its parent (a restarted container numbers its
  * processes from 1 again), and a stale file is taken over. Taking and releasing at once checks
- * that no other process has the directory. Written here rather than with
- * `proper-lockfile`: that library calls a lock stale when its holder misses a heartbeat, which a
- * long synchronous WebAssembly checkpoint can do, and a second writer would then be let in.
+ * that no other process has the directory. Written here rather than with `proper-lockfile`: that
+ * library calls a lock stale when its holder misses a heartbeat, which a long synchronous
+ * WebAssembly checkpoint can do, and a second writer would then be let in.
  *
  * Returns what releases the lock (once the database is closed).
  */
