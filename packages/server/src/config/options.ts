@@ -68,7 +68,7 @@ export const serverSchema = Type.Object({
   dataDir: option(Type.String(), {
     env: ['DATA_DIR'],
     default: './data',
-    doc: 'PGlite data directory (used only without `DATABASE_URL`). One process at a time: a second flags-server or a `migrate` on a directory in use is refused (its `flags-server.pid` names the holder).',
+    doc: 'PGlite data directory (used only without `DATABASE_URL`). One process at a time: a second flags-server or a `migrate` on the same host (or in the same container) as the one using it is refused (its `flags-server.pid` names the holder); containers sharing one volume cannot see one another’s processes, so run one.',
   }),
   adminTokens: option(Type.Array(Type.String()), {
     env: ['FLAGS_ADMIN_TOKENS'],

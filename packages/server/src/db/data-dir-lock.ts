@@ -17,6 +17,9 @@ export const DATA_DIR_LOCK_FILE = 'flags-server.pid';
  * library calls a lock stale when its holder misses a heartbeat, which a long synchronous
  * WebAssembly checkpoint can do, and a second writer would then be let in.
  *
+ * Process ids are those of this host or container: two containers on one volume both see their
+ * own pid 1 and cannot tell each other apart (the docs say to run one).
+ *
  * Returns what releases the lock (once the database is closed).
  */
 export function lockDataDir(dir: string): () => void {
