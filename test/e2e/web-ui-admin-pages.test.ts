@@ -25,6 +25,15 @@ const PAGES = [
   { path: '/strategy-types', heading: 'Strategy types', viewer: true },
 ] as const;
 
+/**
+ * Waits until the focused element's text is `text`: the page moves focus in an effect that runs
+ * after the render the click caused, so it is not there the moment the click returns.
+ */
+async function focusReaches(page: Page, text: string): Promise<void> {
+  const focused = () => page.evaluate('document.activeElement?.textContent') as Promise<unknown>;
+  await waitFor(async () => (await focused()) === text, 5_000, `focus on "${text}"`);
+}
+
 /** The configuration pages on the resource page: list, form, delete with the in-use answer. */
 describe('configuration pages in Chromium', { skip: noChromium }, () => {
   let server: UiServer | undefined;
@@ -139,7 +148,7 @@ describe('configuration pages in Chromium', { skip: noChromium }, () => {
     await page.getByRole('button', { name: 'New context field' }).click();
     const form = page.getByRole('form', { name: 'New context field' });
     // Focus moves to the form, so a keyboard or screen reader user is there.
-    assert.equal(await page.evaluate('document.activeElement?.textContent'), 'New context field');
+    await focusReaches(page, 'New context field');
     await form.getByLabel('Name').fill('has spaces');
     await form.getByRole('button', { name: 'Create context field' }).click();
     const name = form.getByLabel('Name');
@@ -331,7 +340,7 @@ describe('configuration pages in Chromium', { skip: noChromium }, () => {
     await page.keyboard.press('Enter');
     await page.getByRole('rowheader', { name: 'owner' }).waitFor();
     // The keyboard is back where it was: on the button that opens the form.
-    assert.equal(await page.evaluate('document.activeElement?.textContent'), 'New tag type');
+    await focusReaches(page, 'New tag type');
     assert.deepEqual(
       ((await admin('GET', '/api/admin/tag-types/owner')) as { tagType: { description: string } })
         .tagType.description,
