@@ -1,6 +1,5 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
-import pg from 'pg';
 import {
   createFlagsDatabase,
   migrateCommand,
@@ -13,6 +12,7 @@ import {
   UNLEASH_VERSION,
   type UnleashServer,
   unleashServerSkip,
+  withClient,
 } from '../helpers/unleash-server.js';
 
 /**
@@ -69,27 +69,23 @@ describe(
         ),
       ].map((match) => match[1]);
       assert.deepEqual(links.sort(), ['admin', 'alice@example.com', 'bob', 'carol@example.com']);
-      const client = new pg.Client({ connectionString: target.url });
-      await client.connect();
-      try {
-        const { rows } = await client.query<{
-          login: string;
-          password_hash: string | null;
-          role: string;
-        }>(
-          `SELECT COALESCE(u.email, u.username) AS login, u.password_hash, r.name AS role
-           FROM users u JOIN role_user ru ON ru.user_id = u.id JOIN roles r ON r.id = ru.role_id
-          ORDER BY login`,
-        );
-        assert.deepEqual(rows, [
-          { login: 'admin', password_hash: null, role: 'Admin' },
-          { login: 'alice@example.com', password_hash: null, role: 'Admin' },
-          { login: 'bob', password_hash: null, role: 'Editor' },
-          { login: 'carol@example.com', password_hash: null, role: 'Viewer' },
-        ]);
-      } finally {
-        await client.end();
-      }
+      const rows = await withClient(
+        target.url,
+        async (client) =>
+          (
+            await client.query<{ login: string; password_hash: string | null; role: string }>(
+              `SELECT COALESCE(u.email, u.username) AS login, u.password_hash, r.name AS role
+                 FROM users u JOIN role_user ru ON ru.user_id = u.id JOIN roles r ON r.id = ru.role_id
+                ORDER BY login`,
+            )
+          ).rows,
+      );
+      assert.deepEqual(rows, [
+        { login: 'admin', password_hash: null, role: 'Admin' },
+        { login: 'alice@example.com', password_hash: null, role: 'Admin' },
+        { login: 'bob', password_hash: null, role: 'Editor' },
+        { login: 'carol@example.com', password_hash: null, role: 'Viewer' },
+      ]);
       const again = await migrateCommand(
         ['from-unleash', '--url', unleash.url, '--token', unleash.adminToken, '--dry-run'],
         target.url,

@@ -1,7 +1,8 @@
 import { randomBytes } from 'node:crypto';
 import { buildApp, type Database, loadConfig, openPostgres, runMigrate } from '@flags/server';
 import type { FastifyInstance } from 'fastify';
-import pg from 'pg';
+import type pg from 'pg';
+import { databaseUrl as databaseUrlOn, withClient } from './unleash-server.js';
 
 /**
  * flags-server databases on the test PostgreSQL (TEST_DATABASE_URL) for the migrate suites: made,
@@ -12,20 +13,11 @@ const POSTGRES_URL = process.env.TEST_DATABASE_URL;
 
 /** The URL of database `name` on the test PostgreSQL. */
 export function databaseUrl(name: string): string {
-  const url = new URL(POSTGRES_URL as string);
-  url.pathname = `/${name}`;
-  return url.href;
+  return databaseUrlOn(POSTGRES_URL as string, name);
 }
 
-async function withPostgres<T>(use: (client: pg.Client) => Promise<T>): Promise<T> {
-  const client = new pg.Client({ connectionString: POSTGRES_URL });
-  await client.connect();
-  try {
-    return await use(client);
-  } finally {
-    await client.end();
-  }
-}
+const withPostgres = <T>(use: (client: pg.Client) => Promise<T>) =>
+  withClient(POSTGRES_URL as string, use);
 
 /** A new, empty PostgreSQL database for a flags-server, and how to drop it. */
 export async function createFlagsDatabase(): Promise<{ url: string; drop: () => Promise<void> }> {
@@ -58,9 +50,7 @@ export async function migrateCommand(args: readonly string[], url: string, publi
 
 /** Every table's row count: what "writes nothing" is checked with. */
 export async function rowCounts(url: string): Promise<Record<string, number>> {
-  const client = new pg.Client({ connectionString: url });
-  await client.connect();
-  try {
+  return withClient(url, async (client) => {
     const { rows } = await client.query<{ table_name: string }>(
       `SELECT table_name FROM information_schema.tables
         WHERE table_schema = 'public' AND table_type = 'BASE TABLE' ORDER BY table_name`,
@@ -79,22 +69,16 @@ export async function rowCounts(url: string): Promise<Record<string, number>> {
     ).rows;
     counts[`revision ${revision?.config}/${revision?.tokens}`] = 1;
     return counts;
-  } finally {
-    await client.end();
-  }
+  });
 }
 
 export async function tableCount(url: string): Promise<number> {
-  const client = new pg.Client({ connectionString: url });
-  await client.connect();
-  try {
+  return withClient(url, async (client) => {
     const { rows } = await client.query<{ n: number }>(
       "SELECT count(*)::int AS n FROM information_schema.tables WHERE table_schema = 'public'",
     );
     return rows[0]?.n ?? -1;
-  } finally {
-    await client.end();
-  }
+  });
 }
 
 /** flags-server on the database at `url`, listening on a free port. */

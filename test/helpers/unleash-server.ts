@@ -248,7 +248,8 @@ function nodeBinary(): string {
   return fetched.stdout.trim();
 }
 
-function databaseUrl(base: string, database: string): string {
+/** The URL of `database` on the PostgreSQL server of `base`. */
+export function databaseUrl(base: string, database: string): string {
   const url = new URL(base);
   url.pathname = `/${database}`;
   return url.href;
@@ -259,7 +260,11 @@ const TEMPLATE = `unleash_template_${UNLEASH_VERSION.replace(/\W/g, '_')}`;
 /** Serialises template building and copying across test files (one key for the harness). */
 const TEMPLATE_LOCK = 7_413_202_611;
 
-async function withClient<T>(url: string, use: (client: pg.Client) => Promise<T>): Promise<T> {
+/** `use` with a client connected to `url`, ended afterwards. */
+export async function withClient<T>(
+  url: string,
+  use: (client: pg.Client) => Promise<T>,
+): Promise<T> {
   const client = new pg.Client({ connectionString: url });
   await client.connect();
   try {
